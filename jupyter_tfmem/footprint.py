@@ -1,0 +1,294 @@
+"""The Footprint: the one data model every view reads.
+
+A step's memory is a sum of tensors whose sizes are all ``a + b * batch``
+(shapes are linear in the batch dimension), so the allocator's peak over a
+fixed op order is the maximum of a few straight lines.  The engine keeps only
+the lines that can be the maximum for some batch size (the upper envelope),
+each with its own breakdown by category and by layer.  ``at()`` then answers
+for any batch size with a handful of multiplications, and the JupyterLab
+renderer does the same arithmetic in the browser from ``to_dict()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: Categories in display order.  "device_overhead" is outside TF's allocator.
+CATEGORIES: tuple[str, ...] = (
+    "parameters",
+    "gradients",
+    "optimizer_state",
+    "activations",
+    "input_batch",
+    "temporaries",
+    "device_overhead",
+)
+
+CATEGORY_LABELS: dict[str, str] = {
+    "parameters": "Parameters",
+    "gradients": "Gradients",
+    "optimizer_state": "Optimizer state",
+    "activations": "Activations",
+    "input_batch": "Input batch",
+    "temporaries": "Temporaries",
+    "device_overhead": "Device overhead",
+}
+
+#: Largest batch size ``max_batch_size`` reports when memory never runs out.
+MAX_BATCH_SIZE_CAP = 2**31 - 1
+
+Coef = tuple[float, float]  # (a, b): bytes = a + b * batch_size
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakLine:
+    """One candidate peak moment of the step, as a line in the batch size.
+
+    ``categories`` and ``layers`` split ``(a, b)`` so that they sum to it.
+    """
+
+    a: float
+    b: float
+    categories: Mapping[str, Coef]
+    layers: Mapping[str, Mapping[str, Coef]]
+
+    def bytes_at(self, batch_size: int) -> float:
+        return self.a + self.b * batch_size
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerInfo:
+    """What a layer is, independent of the batch size."""
+
+    name: str
+    class_name: str
+    output_shape: str  # with "B" standing for the batch dimension
+    params: int
+    calls: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class OverheadItem:
+    """A constant a GPU needs outside TF's allocator, with where it comes from."""
+
+    name: str
+    bytes: int
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CategoryBytes:
+    bytes: int
+    grows_with_batch: bool
+    label: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class LayerRow:
+    name: str
+    class_name: str
+    output_shape: str
+    params: int
+    bytes: Mapping[str, int]
+    total: int
+    share: float  # of peak_bytes, 0..1
+
+
+@dataclasses.dataclass(frozen=True)
+class Footprint:
+    """Estimated memory of one training or inference step at one batch size.
+
+    Build it with :func:`jupyter_tfmem.estimate`; move along the batch axis with
+    :meth:`at`.  Every number a view shows comes from here.
+    """
+
+    model_name: str
+    batch_size: int
+    training: bool
+    optimizer: str | None
+    precision: str
+    lines: tuple[PeakLine, ...]
+    layer_info: tuple[LayerInfo, ...]
+    overhead: tuple[OverheadItem, ...] = ()
+    notes: tuple[str, ...] = ()
+    executor: str = "tf-executor"
+
+    def __post_init__(self) -> None:
+        _check_batch_size(self.batch_size)
+        if not self.lines:
+            raise ValueError("a Footprint needs at least one peak line")
+
+    # -- the numbers -----------------------------------------------------
+    @property
+    def _line(self) -> PeakLine:
+        n = self.batch_size
+        return max(self.lines, key=lambda line: line.bytes_at(n))
+
+    @property
+    def peak_bytes(self) -> int:
+        """Peak of TF's allocator over one steady-state step."""
+        return int(round(self._line.bytes_at(self.batch_size)))
+
+    @property
+    def overhead_bytes(self) -> int:
+        return sum(item.bytes for item in self.overhead)
+
+    @property
+    def total_bytes(self) -> int:
+        """``peak_bytes`` plus what a GPU holds outside TF's allocator."""
+        return self.peak_bytes + self.overhead_bytes
+
+    @property
+    def categories(self) -> dict[str, CategoryBytes]:
+        line = self._line
+        n = self.batch_size
+        out: dict[str, CategoryBytes] = {}
+        for cat in CATEGORIES:
+            if cat == "device_overhead":
+                out[cat] = CategoryBytes(self.overhead_bytes, False, CATEGORY_LABELS[cat])
+                continue
+            a, b = line.categories.get(cat, (0.0, 0.0))
+            out[cat] = CategoryBytes(int(round(a + b * n)), b > 0, CATEGORY_LABELS[cat])
+        return out
+
+    @property
+    def layers(self) -> list[LayerRow]:
+        line = self._line
+        n = self.batch_size
+        peak = max(self.peak_bytes, 1)
+        rows = []
+        for info in self.layer_info:
+            coefs = line.layers.get(info.name, {})
+            by_cat = {
+                cat: int(round(a + b * n)) for cat, (a, b) in coefs.items() if a or b
+            }
+            total = sum(by_cat.values())
+            rows.append(
+                LayerRow(
+                    name=info.name,
+                    class_name=info.class_name,
+                    output_shape=info.output_shape.replace("B", str(n)),
+                    params=info.params,
+                    bytes=by_cat,
+                    total=total,
+                    share=total / peak,
+                )
+            )
+        return rows
+
+    @property
+    def grows_with_batch(self) -> dict[str, bool]:
+        return {cat: c.grows_with_batch for cat, c in self.categories.items()}
+
+    def at(self, batch_size: int) -> Footprint:
+        """The same model at another batch size, without tracing again."""
+        _check_batch_size(batch_size)
+        return dataclasses.replace(self, batch_size=int(batch_size))
+
+    def max_batch_size(self, memory_bytes: int | float) -> int:
+        """Largest batch whose ``total_bytes`` fits in ``memory_bytes`` (0 if none)."""
+        if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)):
+            raise TypeError("memory_bytes must be a number of bytes, e.g. 16 * 2**30")
+        if math.isnan(memory_bytes) or memory_bytes < 0:
+            raise ValueError("memory_bytes must be a non-negative number of bytes")
+        budget = float(memory_bytes) - self.overhead_bytes
+        best = float(MAX_BATCH_SIZE_CAP)
+        for line in self.lines:
+            if line.b <= 0:
+                if line.a > budget + 0.5:
+                    return 0
+                continue
+            best = min(best, math.floor((budget + 0.5 - line.a) / line.b))
+        n = int(max(0, best))
+        # peak_bytes rounds to whole bytes; make the answer agree with it exactly.
+        while n > 0 and self.at(n).total_bytes > memory_bytes:
+            n -= 1
+        return n
+
+    # -- views -------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        from .views.data import footprint_to_dict
+
+        return footprint_to_dict(self)
+
+    def to_markdown(self) -> str:
+        from .views.text import footprint_to_markdown
+
+        return footprint_to_markdown(self)
+
+    def to_text(self) -> str:
+        from .views.text import footprint_to_text
+
+        return footprint_to_text(self)
+
+    def _repr_markdown_(self) -> str:
+        from .views.text import footprint_report_markdown
+
+        return footprint_report_markdown(self)
+
+    def _repr_html_(self) -> str:
+        from .views.html import footprint_to_html
+
+        return footprint_to_html(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"Footprint(model={self.model_name!r}, batch_size={self.batch_size}, "
+            f"training={self.training}, peak_bytes={self.peak_bytes}, "
+            f"total_bytes={self.total_bytes})"
+        )
+
+
+def _check_batch_size(batch_size: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+        if hasattr(batch_size, "__index__"):
+            return
+        raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+
+
+def upper_envelope(lines: Sequence[PeakLine], max_batch: int = MAX_BATCH_SIZE_CAP) -> tuple[PeakLine, ...]:
+    """Keep the lines that are the maximum for some batch size in [1, max_batch]."""
+    if not lines:
+        return ()
+    # Sort by slope, then intercept; sweep for the upper hull over x >= 1.
+    ordered = sorted(lines, key=lambda line: (line.b, line.a))
+    hull: list[PeakLine] = []
+    for line in ordered:
+        while hull and hull[-1].b == line.b:
+            hull.pop()  # same slope: the later (larger a) dominates
+        while len(hull) >= 2:
+            l1, l2 = hull[-2], hull[-1]
+            # l2 is useless if l1 and line cross before l2 overtakes l1
+            x12 = (l1.a - l2.a) / (l2.b - l1.b)
+            x13 = (l1.a - line.a) / (line.b - l1.b)
+            if x13 <= x12:
+                hull.pop()
+            else:
+                break
+        hull.append(line)
+    kept = [
+        line
+        for line in hull
+        if any(
+            line.bytes_at(x) >= max(other.bytes_at(x) for other in hull) - 1e-9
+            for x in _probe_points(hull, max_batch)
+        )
+    ]
+    return tuple(kept)
+
+
+def _probe_points(hull: Sequence[PeakLine], max_batch: int) -> list[int]:
+    points = {1, max_batch}
+    for i in range(len(hull) - 1):
+        l1, l2 = hull[i], hull[i + 1]
+        if l2.b != l1.b:
+            x = (l1.a - l2.a) / (l2.b - l1.b)
+            for p in (math.floor(x), math.ceil(x), math.floor(x) + 1):
+                if 1 <= p <= max_batch:
+                    points.add(int(p))
+    return sorted(points)

@@ -1,0 +1,1 @@
+"""Views of a Footprint: they read one and never compute memory themselves."""

@@ -1,0 +1,71 @@
+"""JSON-ready form of a Footprint: the contract of ``to_dict`` and the MIME bundle.
+
+The browser renderer recomputes totals for any batch size from ``lines``
+exactly as :meth:`Footprint.at` does: pick the line with the largest
+``a + b * batch``; a category or layer is ``a + b * batch`` on that line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..footprint import CATEGORIES, CATEGORY_LABELS
+
+if TYPE_CHECKING:
+    from ..footprint import Footprint
+
+MIME_TYPE = "application/vnd.jupyter-tfmem+json"
+SCHEMA_VERSION = 1
+
+
+def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
+    cats = fp.categories
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "model_name": fp.model_name,
+        "batch_size": fp.batch_size,
+        "training": fp.training,
+        "optimizer": fp.optimizer,
+        "precision": fp.precision,
+        "executor": fp.executor,
+        "peak_bytes": fp.peak_bytes,
+        "overhead_bytes": fp.overhead_bytes,
+        "total_bytes": fp.total_bytes,
+        "categories": {
+            cat: {
+                "label": CATEGORY_LABELS[cat],
+                "bytes": cats[cat].bytes,
+                "grows_with_batch": cats[cat].grows_with_batch,
+            }
+            for cat in CATEGORIES
+        },
+        "layers": [
+            {
+                "name": row.name,
+                "class_name": row.class_name,
+                "output_shape": row.output_shape,
+                "output_shape_template": info.output_shape,
+                "params": row.params,
+                "bytes": dict(row.bytes),
+                "total": row.total,
+                "share": row.share,
+            }
+            for row, info in zip(fp.layers, fp.layer_info)
+        ],
+        "lines": [
+            {
+                "a": line.a,
+                "b": line.b,
+                "categories": {k: list(v) for k, v in line.categories.items()},
+                "layers": {
+                    name: {k: list(v) for k, v in coefs.items()}
+                    for name, coefs in line.layers.items()
+                },
+            }
+            for line in fp.lines
+        ],
+        "overhead": [
+            {"name": o.name, "bytes": o.bytes, "source": o.source} for o in fp.overhead
+        ],
+        "notes": list(fp.notes),
+    }
