@@ -1,0 +1,1 @@
+"""The estimation engine: trace a step, take the graph TF runs, replay it."""

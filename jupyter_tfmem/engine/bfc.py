@@ -1,0 +1,155 @@
+"""A model of TF's BFC allocator: what ``get_memory_info()["peak"]`` counts.
+
+The peak is the largest ``bytes_in_use``, and that sums *chunk* sizes, not
+requests: every request is rounded up to 256 bytes, and a free chunk is split
+only when it is at least twice the request (or the excess is 128 MiB or
+more).  A 3.2 MB request served from a fresh 4 MiB region therefore counts
+4 MiB.  Replaying the step's allocations through the same rules reproduces
+that slack.  Regions grow as TF's do with ``allow_growth``: the first is
+2 MiB, each new region doubles the size of the last (more if the request
+needs it).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+
+MIN_ALLOCATION = 256
+MAX_INTERNAL_FRAGMENTATION = 128 << 20
+NUM_BINS = 21
+INITIAL_REGION = 2 << 20
+
+
+def rounded(nbytes: int) -> int:
+    if nbytes <= 0:
+        return MIN_ALLOCATION
+    return (nbytes + MIN_ALLOCATION - 1) // MIN_ALLOCATION * MIN_ALLOCATION
+
+
+def _bin(size: int) -> int:
+    return min(max((size >> 8).bit_length() - 1, 0), NUM_BINS - 1)
+
+
+class BFCModel:
+    """Best-fit with coalescing, over regions that never merge."""
+
+    def __init__(self, memory_limit: int = 1 << 45) -> None:
+        self.memory_limit = memory_limit
+        self.region_bytes = INITIAL_REGION
+        self.total_region = 0
+        self.next_addr = 0
+        # chunk address -> [size, in_use, prev addr or -1, next addr or -1]
+        self.chunks: dict[int, list[int]] = {}
+        self.bins: list[list[tuple[int, int]]] = [[] for _ in range(NUM_BINS)]
+        self.in_use = 0
+        self.peak = 0
+        self.owner: dict[object, int] = {}  # allocation key -> chunk address
+
+    # -- free lists ----------------------------------------------------------
+    def _insert_free(self, addr: int) -> None:
+        size = self.chunks[addr][0]
+        bisect.insort(self.bins[_bin(size)], (size, addr))
+
+    def _remove_free(self, addr: int) -> None:
+        size = self.chunks[addr][0]
+        b = self.bins[_bin(size)]
+        i = bisect.bisect_left(b, (size, addr))
+        if i < len(b) and b[i] == (size, addr):
+            b.pop(i)
+
+    def _extend(self, need: int) -> None:
+        grew = False
+        while need > self.region_bytes:
+            self.region_bytes *= 2
+            grew = True
+        size = min(self.region_bytes, self.memory_limit - self.total_region)
+        if size < need:
+            raise MemoryError("simulated allocator out of memory")
+        addr = self.next_addr
+        self.next_addr += size + MIN_ALLOCATION  # a gap: regions never coalesce
+        self.total_region += size
+        self.chunks[addr] = [size, 0, -1, -1]
+        self._insert_free(addr)
+        if not grew:
+            self.region_bytes *= 2
+
+    def _find(self, need: int) -> int | None:
+        for b in range(_bin(need), NUM_BINS):
+            lst = self.bins[b]
+            i = bisect.bisect_left(lst, (need, -1))
+            if i < len(lst):
+                return lst[i][1]
+        return None
+
+    # -- public ----------------------------------------------------------------
+    def alloc(self, key: object, nbytes: int) -> None:
+        if key in self.owner:  # e.g. a constant, allocated once per function
+            return
+        need = rounded(nbytes)
+        addr = self._find(need)
+        if addr is None:
+            self._extend(need)
+            addr = self._find(need)
+            assert addr is not None
+        self._remove_free(addr)
+        chunk = self.chunks[addr]
+        if chunk[0] >= 2 * need or chunk[0] - need >= MAX_INTERNAL_FRAGMENTATION:
+            rest = addr + need
+            self.chunks[rest] = [chunk[0] - need, 0, addr, chunk[3]]
+            if chunk[3] != -1:
+                self.chunks[chunk[3]][2] = rest
+            chunk[0] = need
+            chunk[3] = rest
+            self._insert_free(rest)
+        chunk[1] = 1
+        self.in_use += chunk[0]
+        self.peak = max(self.peak, self.in_use)
+        self.owner[key] = addr
+
+    def chunk_size(self, key: object) -> int:
+        return self.chunks[self.owner[key]][0]
+
+    def free(self, key: object) -> None:
+        addr = self.owner.pop(key, None)
+        if addr is None:
+            return
+        chunk = self.chunks[addr]
+        chunk[1] = 0
+        self.in_use -= chunk[0]
+        # coalesce with the next and the previous free neighbours
+        nxt = chunk[3]
+        if nxt != -1 and not self.chunks[nxt][1]:
+            self._remove_free(nxt)
+            n = self.chunks.pop(nxt)
+            chunk[0] += n[0]
+            chunk[3] = n[3]
+            if n[3] != -1:
+                self.chunks[n[3]][2] = addr
+        prv = chunk[2]
+        if prv != -1 and not self.chunks[prv][1]:
+            self._remove_free(prv)
+            p = self.chunks[prv]
+            p[0] += chunk[0]
+            p[3] = chunk[3]
+            if chunk[3] != -1:
+                self.chunks[chunk[3]][2] = prv
+            del self.chunks[addr]
+            addr = prv
+        self._insert_free(addr)
+
+    def reset_peak(self) -> None:
+        self.peak = self.in_use
+
+    def run(self, events: Iterable[tuple[str, object, int]]) -> int:
+        """Replay events; return the index of the event that set the peak (-1: none)."""
+        at = -1
+        for i, (kind, key, nbytes) in enumerate(events):
+            if kind == "a":
+                before = self.peak
+                self.alloc(key, nbytes)
+                if self.peak > before:
+                    at = i
+            else:
+                self.free(key)
+        return at

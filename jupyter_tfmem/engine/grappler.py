@@ -1,0 +1,147 @@
+"""Run Grappler on a traced step and infer every tensor's shape.
+
+What executes is Grappler's rewrite of the traced graph (folded constants,
+fused and pruned ops), so memory is counted on that graph.  Shapes are
+inferred twice, at two batch sizes, on the *same* optimized graph: every
+tensor's size is then ``a + b * batch`` with ``a`` and ``b`` read off exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+from tensorflow.core.framework import graph_pb2
+from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
+from tensorflow.python.framework import dtypes
+from tensorflow.python.grappler import tf_optimizer
+
+CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+def _metagraph(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> meta_graph_pb2.MetaGraphDef:
+    mg = meta_graph_pb2.MetaGraphDef()
+    mg.graph_def.CopyFrom(graph_def)
+    train_op = mg.collection_def["train_op"]
+    for name in fetches:
+        train_op.node_list.value.append(name)
+    return mg
+
+
+def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.GraphDef:
+    """Grappler's default pipeline for a function body placed on one device."""
+    gd = copy.deepcopy(graph_def)
+    for node in gd.node:
+        if not node.device:
+            node.device = CPU_DEVICE
+    config = config_pb2.ConfigProto()
+    rewriter = config.graph_options.rewrite_options
+    rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
+    rewriter.min_graph_nodes = -1  # tf.function bodies of any size get optimized
+    return tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
+
+
+def with_batch(graph_def: graph_pb2.GraphDef, placeholders: list[str], batch: int) -> graph_pb2.GraphDef:
+    """A copy whose input placeholders have ``batch`` as their first dimension."""
+    gd = copy.deepcopy(graph_def)
+    wanted = set(placeholders)
+    for node in gd.node:
+        if node.name in wanted and "shape" in node.attr:
+            dims = node.attr["shape"].shape.dim
+            if dims:
+                dims[0].size = batch
+    return gd
+
+
+def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, Any]) -> graph_pb2.GraphDef:
+    """A copy where each captured variable is a plain placeholder of its shape.
+
+    Grappler's shape inference cannot see through the resource handles a
+    function captures, so, for inference only, reads become Identity ops and
+    gathers become GatherV2 on that placeholder.
+    """
+    gd = copy.deepcopy(graph_def)
+    extra = []
+    for node in gd.node:
+        var = variables.get(node.name)
+        if var is not None:
+            dtype = dtypes.as_dtype(var.dtype).as_datatype_enum
+            node.op = "Placeholder"
+            node.ClearField("attr")
+            node.attr["dtype"].type = dtype
+            node.attr["shape"].shape.SetInParent()  # scalars too have a known shape
+            for d in var.shape:
+                node.attr["shape"].shape.dim.add().size = int(d)
+    for node in gd.node:
+        if not node.input or node.input[0].split(":")[0] not in variables:
+            continue
+        if node.op == "ReadVariableOp":
+            dtype = node.attr["dtype"].type
+            node.op = "Identity"
+            node.ClearField("attr")
+            node.attr["T"].type = dtype
+        elif node.op == "ResourceGather":
+            dtype = node.attr["dtype"].type
+            tindices = node.attr["Tindices"].type
+            batch_dims = node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
+            axis = graph_pb2.NodeDef(name=node.name + "/__tfmem_axis", op="Const", device=node.device)
+            axis.attr["dtype"].type = dtypes.int32.as_datatype_enum
+            axis.attr["value"].tensor.dtype = dtypes.int32.as_datatype_enum
+            axis.attr["value"].tensor.int_val.append(0)
+            extra.append(axis)
+            node.op = "GatherV2"
+            node.ClearField("attr")
+            node.attr["Tparams"].type = dtype
+            node.attr["Tindices"].type = tindices
+            node.attr["Taxis"].type = dtypes.int32.as_datatype_enum
+            node.attr["batch_dims"].i = batch_dims
+            del node.input[2:]
+            node.input.append(axis.name)
+        elif node.op == "VariableShape":
+            out_type = node.attr["out_type"].type
+            node.op = "Shape"
+            node.ClearField("attr")
+            node.attr["out_type"].type = out_type
+            node.attr["T"].type = dtypes.float32.as_datatype_enum
+        else:  # writes to the variable: no outputs that need a shape
+            node.op = "NoOp"
+            node.ClearField("attr")
+            deps = ["^" + i.lstrip("^").split(":")[0] for i in node.input]
+            del node.input[:]
+            node.input.extend(dict.fromkeys(deps))
+    gd.node.extend(extra)
+    return gd
+
+
+TensorProps = list[tuple[tuple[int, ...] | None, Any]]
+
+
+def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str, TensorProps]:  # noqa: ARG001
+    """Output shapes (``None`` where unknown) and dtypes of every node.
+
+    Importing the graph runs TF's C++ shape functions op by op, with the
+    placeholders' static shapes and constant-folded shape tensors.
+    """
+    import tensorflow as tf
+
+    out: dict[str, TensorProps] = {}
+    with tf.Graph().as_default() as graph:
+        tf.graph_util.import_graph_def(graph_def, name="")
+        for op in graph.get_operations():
+            entries = []
+            for t in op.outputs:
+                shape = t.shape
+                dims = None if shape.rank is None or not shape.is_fully_defined() else tuple(shape.as_list())
+                entries.append((dims, t.dtype))
+            out[op.name] = entries
+    return out
+
+
+def nbytes(shape: tuple[int, ...] | None, dtype: Any) -> int | None:
+    if dtype in (dtypes.resource, dtypes.variant, dtypes.string):
+        return 0  # handles and strings are not batch-sized buffers
+    if shape is None or dtype is None:
+        return None
+    size = dtype.size
+    return int(np.prod(shape, dtype=np.int64)) * int(size)

@@ -1,0 +1,298 @@
+"""Replay the optimized graph in executor order and track every live buffer.
+
+The executor runs an op once all its inputs are ready and drops a tensor
+when its last consumer has run.  Replaying that order (a FIFO ready queue, as
+TF's executor keeps on each thread) with each buffer sized ``a + b * batch``
+gives, at every step of the replay, the live bytes as a line in the batch
+size; the step's peak is the upper envelope of those lines.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import itertools
+import math
+from collections.abc import Callable, Iterable
+
+from .opsem import ALIAS_OPS, CONSTANT_OPS, FORWARDING_OPS, NO_BUFFER_OPS, VARIABLE_WRITE_OPS
+
+ALLOC_ALIGN = 256
+_keys = itertools.count()  # BFC rounds every request up to a multiple of 256 bytes
+
+
+def bfc_round(nbytes: float) -> int:
+    if nbytes <= 0:
+        return 0
+    return int(math.ceil(nbytes / ALLOC_ALIGN) * ALLOC_ALIGN)
+
+
+@dataclasses.dataclass
+class Buffer:
+    a: float
+    b: float
+    dtype: object
+    category: str
+    layer: int
+    persistent: bool = False
+    pending: int = 0  # consumers (over all tensors sharing it) still to run
+    live: bool = False
+    keep: bool = False  # a function output: alive until the step returns
+    key: object = None  # identity in the allocator model
+
+    def at(self, n: int) -> int:
+        return bfc_round(self.a + self.b * n)
+
+
+@dataclasses.dataclass
+class Node:
+    name: str
+    op: str
+    inputs: list[tuple[str, int]]  # data inputs (node, output index)
+    controls: list[str]
+    outputs: list[tuple[float, float, object] | None]  # (a, b, dtype); None: unknown
+    category: Callable[[int, float], str] | None = None  # per output, from b
+    layer: int = -1
+
+
+@dataclasses.dataclass
+class Snapshot:
+    """Live bytes at one moment, as ``a + b * batch`` (BFC-rounded at ``n``)."""
+
+    a: float
+    b: float
+    buffers: list[Buffer]
+
+
+def topo_fifo_order(nodes: dict[str, Node]) -> list[str]:
+    """The order a single-threaded executor with a FIFO ready queue runs ops."""
+    indeg: dict[str, int] = {}
+    succ: dict[str, list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        deps = {src for src, _ in node.inputs if src in nodes} | {c for c in node.controls if c in nodes}
+        indeg[node.name] = len(deps)
+        for dep in deps:
+            succ[dep].append(node.name)
+    ready = collections.deque(name for name in nodes if indeg[name] == 0)
+    order = []
+    while ready:
+        name = ready.popleft()
+        order.append(name)
+        for nxt in succ[name]:
+            indeg[nxt] -= 1
+            if indeg[nxt] == 0:
+                ready.append(nxt)
+    return order
+
+
+def replay(
+    nodes: dict[str, Node],
+    order: list[str],
+    n: int,
+    *,
+    preset: dict[tuple[str, int], Buffer],
+    keep: Iterable[tuple[str, int]] = (),
+    record: set[int] | None = None,
+    events: list | None = None,
+) -> tuple[list[tuple[float, float]], dict[int, Snapshot]]:
+    """Replay ``order`` at batch ``n``.
+
+    ``preset`` maps tensors that exist before the step (variables, inputs) to
+    their buffers.  Returns the live ``(a, b)`` after each op and, for the
+    positions in ``record``, a snapshot of which buffers were live.
+    """
+    consumers: dict[tuple[str, int], int] = collections.Counter()
+    for name in order:
+        for src in nodes[name].inputs:
+            consumers[src] += 1
+    keep = set(keep)
+
+    remaining: dict[tuple[str, int], int] = dict(consumers)
+    tensor_buf: dict[tuple[str, int], Buffer] = {}
+    reads: dict[int, list[tuple[str, int]]] = collections.defaultdict(list)  # var buf -> read tensors
+    live: dict[int, Buffer] = {}
+    a_live = 0.0
+    b_live = 0.0
+
+    def add(buf: Buffer) -> None:
+        nonlocal a_live, b_live
+        if buf.live:
+            return
+        buf.live = True
+        live[id(buf)] = buf
+        if events is not None and not (buf.persistent and buf.key is not None and buf.key[0] == "p"):
+            if buf.key is None:
+                buf.key = ("t", next(_keys))
+            events.append(("a", buf.key, int(buf.a + buf.b * n)))
+        size_n = buf.at(n)
+        # carry BFC rounding at n in the intercept so the line is exact at n
+        a_live += size_n - buf.b * n
+        b_live += buf.b
+
+    def drop(buf: Buffer) -> None:
+        nonlocal a_live, b_live
+        if not buf.live or buf.persistent or buf.keep:
+            return
+        buf.live = False
+        del live[id(buf)]
+        if events is not None:
+            events.append(("f", buf.key, 0))
+        a_live -= buf.at(n) - buf.b * n
+        b_live -= buf.b
+
+    for tensor, buf in preset.items():
+        tensor_buf[tensor] = buf
+        buf.pending += consumers.get(tensor, 0)
+        if buf.persistent or buf.keep or buf.pending > 0:
+            add(buf)
+    for tensor in keep:
+        if tensor in tensor_buf:
+            tensor_buf[tensor].keep = True
+
+    timeline: list[tuple[float, float]] = []
+    snaps: dict[int, Snapshot] = {}
+    for pos, name in enumerate(order):
+        node = nodes[name]
+        in_bufs = [tensor_buf.get(src) for src in node.inputs]
+        new_bufs: list[Buffer] = []
+        if node.op in VARIABLE_WRITE_OPS and in_bufs and in_bufs[0] is not None and in_bufs[0].persistent:
+            cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf)
+            if cow is not None:
+                add(cow)
+        for idx, spec in enumerate(node.outputs):
+            tensor = (name, idx)
+            if tensor in tensor_buf:  # preset (placeholders)
+                continue
+            uses = consumers.get(tensor, 0)
+            buf = _output_buffer(node, idx, spec, in_bufs)
+            if buf is None:
+                continue
+            buf.pending += uses
+            if tensor in keep:
+                buf.keep = True
+            tensor_buf[tensor] = buf
+            if node.op == "ReadVariableOp" and buf.persistent:
+                reads[id(buf)].append(tensor)
+            if not buf.live:
+                add(buf)
+                new_bufs.append(buf)
+        timeline.append((a_live, b_live))
+        if record is not None and pos in record:
+            snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+        # inputs: one use fewer; free a buffer once nobody waits for it
+        for src, buf in zip(node.inputs, in_bufs):
+            if src in remaining:
+                remaining[src] -= 1
+            if buf is None:
+                continue
+            buf.pending -= 1
+            if buf.pending <= 0:
+                drop(buf)
+        for buf in new_bufs:
+            if buf.pending <= 0:
+                drop(buf)
+    if events is not None:  # the step returns: its outputs and inputs go
+        for buf in list(live.values()):
+            if not buf.persistent:
+                buf.keep = False
+                drop(buf)
+    return timeline, snaps
+
+
+def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf):
+    """A write to a variable whose value is still being read copies it first.
+
+    TF's assign kernels write in place only when nobody else holds the
+    variable's buffer; otherwise the variable gets a new buffer and the old one
+    lives until its last reader has run.
+    """
+    readers = sum(remaining.get(t, 0) for t in reads.get(id(var_buf), ()))
+    if readers <= 0:
+        return None
+    new = dataclasses.replace(var_buf, pending=0, live=False, key=("cow", next(_keys)))
+    moved = remaining.get(handle, 0)
+    var_buf.pending -= moved
+    new.pending = moved
+    var_buf.persistent = False
+    for tensor, buf in list(tensor_buf.items()):
+        if buf is var_buf and tensor not in reads.get(id(var_buf), ()):
+            tensor_buf[tensor] = new
+    return new
+
+
+def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> Buffer | None:
+    if spec is None:
+        return None
+    a, b, dtype = spec
+    op = node.op
+    if op in NO_BUFFER_OPS:
+        return None
+    if op in ALIAS_OPS or op == "ReadVariableOp":
+        src = in_bufs[idx] if op == "IdentityN" and idx < len(in_bufs) else (in_bufs[0] if in_bufs else None)
+        if src is not None:
+            return src
+    if a <= 0 and b <= 0:
+        return None
+    category = node.category(idx, b) if node.category else "temporaries"
+    if op in CONSTANT_OPS:
+        return Buffer(a, b, dtype, category, node.layer, persistent=True, key=("c", node.name, idx))
+    if op in FORWARDING_OPS:
+        for buf in in_bufs:
+            if (
+                buf is not None
+                and buf.live
+                and not buf.persistent
+                and not buf.keep
+                and buf.pending == 1
+                and buf.dtype == dtype
+                and abs(buf.a - a) < 0.5
+                and abs(buf.b - b) < 1e-9
+            ):
+                return buf  # written in place: the output takes over the buffer
+    return Buffer(a, b, dtype, category, node.layer)
+
+
+def upper_hull_positions(timeline: list[tuple[float, float]], n_max: int = 2**31 - 1) -> list[int]:
+    """Positions whose line is the maximum for some batch size in [1, n_max]."""
+    best: dict[float, tuple[float, int]] = {}
+    for pos, (a, b) in enumerate(timeline):
+        key = round(b, 6)
+        if key not in best or a > best[key][0]:
+            best[key] = (a, pos)
+    cands = sorted((b, a, pos) for b, (a, pos) in best.items())
+    kept: list[tuple[float, float, int]] = []
+    for b, a, pos in cands:
+        while len(kept) >= 2:
+            b1, a1, _ = kept[-2]
+            b2, a2, _ = kept[-1]
+            if (a1 - a2) * (b - b1) >= (a1 - a) * (b2 - b1):
+                kept.pop()
+            else:
+                break
+        kept.append((b, a, pos))
+    result = []
+    for b, a, pos in kept:
+        for x in (1, n_max):
+            pass
+        result.append(pos)
+    # drop lines that only win for batch < 1
+    def value(p: int, x: float) -> float:
+        a_, b_ = timeline[p]
+        return a_ + b_ * x
+
+    final = [p for p in result if any(value(p, x) >= max(value(q, x) for q in result) - 1e-6 for x in _probes(result, timeline, n_max))]
+    return final
+
+
+def _probes(positions: list[int], timeline, n_max: int) -> list[float]:
+    xs = {1.0, float(n_max)}
+    for i in range(len(positions) - 1):
+        a1, b1 = timeline[positions[i]]
+        a2, b2 = timeline[positions[i + 1]]
+        if b1 != b2:
+            x = (a1 - a2) / (b2 - b1)
+            if 1 <= x <= n_max:
+                xs.add(x)
+                xs.add(math.floor(x))
+                xs.add(math.ceil(x))
+    return sorted(xs)

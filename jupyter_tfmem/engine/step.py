@@ -1,0 +1,153 @@
+"""Trace one training or inference step into a graph, the way Keras runs it.
+
+Tracing only builds graph ops: the user's variables are captured as handles
+(no copy of the weights) and nothing executes, so the model's weights,
+optimizer and metrics are left as they were.  While tracing, an op-creation
+callback records which of the model's layers was being called, so every
+tensor can later be charged to a row of the per-layer table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import tensorflow as tf
+from keras.src.backend.common import global_state
+from tensorflow.python.framework import op_callbacks
+
+
+@dataclasses.dataclass
+class TracedStep:
+    graph_def: Any  # tf.compat.v1.GraphDef, before Grappler
+    fetches: list[str]  # node names that must run (outputs and side effects)
+    input_placeholders: dict[str, str]  # placeholder node -> "x" or "y"
+    variable_placeholders: dict[str, Any]  # placeholder node -> captured variable
+    op_layer: dict[str, int]  # op name -> index into model.layers (-1: none)
+
+
+def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
+    stack = global_state.get_global_attribute("name_scope_stack") or []
+    seen_model = False
+    for entry in stack:
+        caller = getattr(entry, "caller", None)
+        if caller is model:
+            seen_model = True
+            continue
+        if seen_model and caller is not None and id(caller) in layer_ids:
+            return layer_ids[id(caller)]
+    # A layer called outside the model's own scope (e.g. Sequential internals).
+    for entry in reversed(stack):
+        caller = getattr(entry, "caller", None)
+        if caller is not None and id(caller) in layer_ids:
+            return layer_ids[id(caller)]
+    return -1
+
+
+def trace_step(
+    model: Any,
+    *,
+    training: bool,
+    x_specs: Any,
+    y_specs: Any,
+    loss_fn: Any,
+    optimizer: Any,
+) -> TracedStep:
+    """Trace ``model``'s train (or predict) step for the given input specs.
+
+    ``optimizer`` must already be built for ``model.trainable_variables``;
+    the caller owns it, so building it never touches the user's optimizer.
+    """
+    layer_ids = {id(layer): i for i, layer in enumerate(model.layers)}
+    op_layer: dict[str, int] = {}
+
+    def on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
+        if outputs:
+            name = outputs[0].op.name if hasattr(outputs[0], "op") else op_name
+        else:
+            name = op_name
+        if name:
+            op_layer[name.decode() if isinstance(name, bytes) else name] = (
+                _layer_index_from_scope(model, layer_ids)
+            )
+        return None
+
+    trainable = list(model.trainable_variables)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            y_pred = model(x, training=True)
+            loss = loss_fn(y, y_pred)
+            if model.losses:
+                loss = loss + tf.add_n([tf.cast(v, loss.dtype) for v in model.losses])
+            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
+        grads = tape.gradient(scaled, trainable)
+        optimizer.apply(grads, trainable)
+        return loss
+
+    def predict_step(x):
+        return model(x, training=False)
+
+    if training:
+        fn = tf.function(train_step, autograph=False)
+        signature = (x_specs, y_specs)
+    else:
+        fn = tf.function(predict_step, autograph=False)
+        signature = (x_specs,)
+
+    op_callbacks.add_op_callback(on_op)
+    try:
+        concrete = fn.get_concrete_function(*signature)
+    finally:
+        op_callbacks.remove_op_callback(on_op)
+
+    graph = concrete.graph
+    captured = {id(t): ph for t, ph in graph.captures}
+    variable_placeholders: dict[str, Any] = {}
+    for var in list(model.variables) + list(getattr(optimizer, "variables", [])):
+        handle = _handle(var)
+        if handle is not None and id(handle) in captured:
+            variable_placeholders[captured[id(handle)].op.name] = var
+    for outer, ph in graph.captures:
+        if ph.dtype == tf.resource and ph.op.name not in variable_placeholders:
+            stub = _stub_from_handle(outer)
+            if stub is not None:
+                variable_placeholders[ph.op.name] = stub
+    n_x = len(tf.nest.flatten(x_specs))
+    inputs = [t for t in graph.inputs if t.op.name not in variable_placeholders]
+    input_placeholders = {}
+    for i, t in enumerate(inputs):
+        if t.dtype == tf.resource:
+            continue
+        input_placeholders[t.op.name] = "x" if i < n_x else "y"
+    fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
+    return TracedStep(
+        graph_def=graph.as_graph_def(),
+        fetches=fetches,
+        input_placeholders=input_placeholders,
+        variable_placeholders=variable_placeholders,
+        op_layer=op_layer,
+    )
+
+
+@dataclasses.dataclass
+class VariableStub:
+    """Shape and dtype of a captured resource that is not one of the known variables."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    path: str = ""
+
+
+def _stub_from_handle(handle: Any) -> VariableStub | None:
+    data = getattr(handle, "_handle_data", None)
+    if data is None or not data.is_set or not data.shape_and_type:
+        return None
+    st = data.shape_and_type[0]
+    if st.shape.unknown_rank or any(d.size < 0 for d in st.shape.dim):
+        return None
+    return VariableStub(tuple(int(d.size) for d in st.shape.dim), tf.as_dtype(st.dtype))
+
+
+def _handle(var: Any) -> Any:
+    return getattr(getattr(var, "_value", var), "handle", None)

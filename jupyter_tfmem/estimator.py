@@ -1,0 +1,633 @@
+"""``estimate``: from a Keras model to a Footprint, without running a step.
+
+Pipeline: resolve what the step will be (optimizer, loss, inputs) -> trace it
+(engine.step) -> take Grappler's rewrite and every tensor's size as a line in
+the batch size (engine.grappler) -> replay it in executor order (engine.schedule)
+-> keep the lines that can be the peak, with their breakdowns -> Footprint.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+from typing import Any
+
+from .footprint import Footprint, LayerInfo, PeakLine
+from .overhead import DEFAULT_OVERHEAD
+
+#: Batch sizes the shape inference runs at; any two distinct values give the lines.
+_B1, _B2 = 4, 7
+
+DEFAULT_OPTIMIZER = "adam"
+DEFAULT_LOSS = "mean_squared_error"
+
+OPTIMIZER_NAMES = (
+    "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam",
+    "ftrl", "lion", "adafactor", "lamb", "muon",
+)
+
+
+def estimate(
+    model: Any,
+    batch_size: int,
+    *,
+    training: bool = True,
+    optimizer: Any = None,
+    loss: Any = None,
+    precision: str | None = None,
+    input_shapes: Any = None,
+) -> Footprint:
+    """Estimate the allocator peak and the GPU total of one step of ``model``.
+
+    ``optimizer`` and ``loss`` override the compiled ones; a model that is not
+    compiled and gets no optimizer is estimated for training with Adam (and the
+    footprint's notes say so).  ``input_shapes`` (shapes without the batch
+    dimension, one per input) is needed only when the model's inputs have
+    unknown dimensions other than the batch.  The model is never changed.
+    """
+    import keras
+
+    _check_batch(batch_size)
+    if not isinstance(model, keras.Model):
+        raise TypeError(
+            f"estimate() needs a keras.Model, got {type(model).__name__}; "
+            "pass the model object (not its output or a layer)"
+        )
+    if not isinstance(training, bool):
+        raise TypeError("training must be True or False")
+    notes: list[str] = []
+    if precision is not None:
+        model = _with_precision(model, precision, notes)
+    x_specs = _input_specs(model, input_shapes)
+    opt_name = None
+    opt = None
+    loss_fn = None
+    y_specs = None
+    if training:
+        opt, opt_name = _resolve_optimizer(model, optimizer, notes)
+        loss_fn, loss_desc = _resolve_loss(model, loss, notes)
+        y_specs = _target_specs(model, loss_desc)
+    jit = getattr(model, "jit_compile", False)
+    if jit is True:
+        notes.append(
+            "The model is compiled with jit_compile=True; this estimate assumes TF's "
+            "executor, not XLA's buffer assignment."
+        )
+    with _quiet_tf():
+        fp = _estimate_traced(
+            model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+        )
+    del opt
+    gc.collect()
+    return fp
+
+
+# -- resolving what the step is ----------------------------------------------
+
+
+def _check_batch(batch_size: Any) -> None:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int):
+        try:
+            import numpy as np
+
+            if isinstance(batch_size, np.integer):
+                return _check_batch(int(batch_size))
+        except ImportError:  # pragma: no cover
+            pass
+        raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if batch_size > 2**31 - 1:
+        raise ValueError(f"batch_size {batch_size} is too large; use at most 2**31 - 1")
+
+
+def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[Any, str]:
+    import keras
+
+    if optimizer is None:
+        compiled = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+        if compiled is None:
+            notes.append("The model is not compiled: estimated for training with Adam.")
+            optimizer = DEFAULT_OPTIMIZER
+        else:
+            optimizer = compiled
+    if isinstance(optimizer, str):
+        key = optimizer.strip().lower()
+        try:
+            fresh = keras.optimizers.get(key)
+        except ValueError:
+            raise ValueError(
+                f"unknown optimizer {optimizer!r}; use one of {', '.join(OPTIMIZER_NAMES)} "
+                "or pass a keras.optimizers.Optimizer instance"
+            ) from None
+        return fresh, key
+    if isinstance(optimizer, keras.optimizers.Optimizer):
+        return _fresh_optimizer(optimizer), type(optimizer).__name__.lower()
+    raise TypeError(
+        f"optimizer must be a name such as 'adam' or a keras optimizer, got {type(optimizer).__name__}"
+    )
+
+
+def _fresh_optimizer(optimizer: Any) -> Any:
+    """A new, unbuilt optimizer with the same configuration (never the user's)."""
+    import keras
+
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        inner = _fresh_optimizer(optimizer.inner_optimizer)
+        config = optimizer.get_config()
+        config.pop("inner_optimizer", None)
+        return keras.optimizers.LossScaleOptimizer(inner, **config)
+    config = optimizer.get_config()
+    return type(optimizer).from_config(config)
+
+
+def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
+    from keras.src.trainers.compile_utils import CompileLoss
+
+    loss_weights = None
+    if loss is None and getattr(model, "compiled", False) and getattr(model, "loss", None) is not None:
+        loss = model.loss
+        cfg = getattr(model, "_compile_config", None)
+        if cfg is not None:
+            loss_weights = cfg.config.get("loss_weights") if hasattr(cfg, "config") else None
+    if loss is None:
+        notes.append(f"No loss given or compiled: estimated with {DEFAULT_LOSS}.")
+        loss = DEFAULT_LOSS
+    output_names = getattr(model, "output_names", None)
+    try:
+        compile_loss = CompileLoss(loss, loss_weights, output_names=output_names)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"cannot use loss {loss!r}: {err}") from None
+    return _LossFn(compile_loss), _describe_loss(loss)
+
+
+class _LossFn:
+    def __init__(self, compile_loss: Any) -> None:
+        self.compile_loss = compile_loss
+
+    def __call__(self, y: Any, y_pred: Any) -> Any:
+        return self.compile_loss(y, y_pred)
+
+
+def _describe_loss(loss: Any) -> str:
+    if isinstance(loss, str):
+        return loss.lower()
+    if isinstance(loss, dict):
+        return " ".join(_describe_loss(v) for v in loss.values())
+    if isinstance(loss, (list, tuple)):
+        return " ".join(_describe_loss(v) for v in loss)
+    name = getattr(loss, "name", None) or getattr(loss, "__name__", None) or type(loss).__name__
+    return str(name).lower()
+
+
+def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
+    import keras
+
+    try:
+        policy = keras.dtype_policies.get(precision)
+    except ValueError:
+        raise ValueError(
+            f"unknown precision {precision!r}; use a Keras dtype policy such as "
+            "float32, mixed_float16, mixed_bfloat16, float16, bfloat16 or float64"
+        ) from None
+    if policy.name == model.dtype_policy.name:
+        return model
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        clone = keras.models.clone_model(model)
+    except Exception as err:
+        raise ValueError(
+            f"cannot rebuild this model under precision {precision!r} ({err}); "
+            "build it under that dtype policy yourself and pass precision=None"
+        ) from None
+    finally:
+        keras.config.set_dtype_policy(previous)
+    if getattr(model, "compiled", False):
+        clone.compile(
+            optimizer=_fresh_optimizer(model.optimizer),
+            loss=model.loss,
+        )
+    notes.append(f"Estimated under the dtype policy {policy.name}.")
+    return clone
+
+
+def _input_specs(model: Any, input_shapes: Any) -> Any:
+    import tensorflow as tf
+    from keras import tree
+
+    inputs = getattr(model, "inputs", None)
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):
+        inputs = None
+    if not inputs:
+        if input_shapes is None:
+            raise ValueError(
+                "the model has not been built, so its input shape is unknown; "
+                "call it once on data, build it with model.build((None, ...)), or "
+                "pass input_shapes=[(...)] (shapes without the batch dimension)"
+            )
+        shapes = _normalize_input_shapes(input_shapes, None)
+        specs = [tf.TensorSpec((None, *s), tf.float32) for s in shapes]
+        return specs[0] if len(specs) == 1 else specs
+    shapes = _normalize_input_shapes(input_shapes, len(inputs))
+    specs = []
+    for i, kt in enumerate(inputs):
+        shape = tuple(kt.shape)[1:]
+        if shapes is not None:
+            shape = shapes[i]
+        if any(d is None for d in shape):
+            raise ValueError(
+                f"input {kt.name!r} has unknown dimensions {tuple(kt.shape)}; pass "
+                "input_shapes=[(...)] with every dimension but the batch (e.g. a sequence length)"
+            )
+        specs.append(tf.TensorSpec((None, *shape), tf.as_dtype(kt.dtype)))
+    struct = getattr(model, "_inputs_struct", None)
+    if struct is not None:
+        try:
+            return tree.pack_sequence_as(struct, specs)
+        except Exception:  # noqa: S110 - fall back to a flat list
+            pass
+    return specs[0] if len(specs) == 1 else specs
+
+
+def _normalize_input_shapes(input_shapes: Any, expected: int | None) -> list[tuple[int, ...]] | None:
+    if input_shapes is None:
+        return None
+    shapes = list(input_shapes)
+    if shapes and all(isinstance(d, int) for d in shapes):
+        shapes = [tuple(shapes)]
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in s):
+            raise ValueError(f"input shape {s} must be positive integers (no batch dimension)")
+        out.append(s)
+    if expected is not None and len(out) != expected:
+        raise ValueError(f"the model has {expected} inputs but {len(out)} input shapes were given")
+    return out
+
+
+def _target_specs(model: Any, loss_desc: str) -> Any:
+    import tensorflow as tf
+
+    outputs = model.outputs
+    sparse = "sparse" in loss_desc
+    specs = []
+    for kt in outputs:
+        shape = tuple(kt.shape)[1:]
+        if sparse:
+            specs.append(tf.TensorSpec((None, *shape[:-1]), tf.int32))
+        else:
+            specs.append(tf.TensorSpec((None, *shape), tf.as_dtype(kt.dtype)))
+    return specs[0] if len(specs) == 1 else specs
+
+
+# -- tracing and replay -----------------------------------------------------------
+
+
+class _quiet_tf:
+    def __enter__(self) -> None:
+        import logging
+
+        self._logger = logging.getLogger("tensorflow")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._logger.setLevel(self._level)
+
+
+def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes):
+    from .engine import grappler
+    from .engine.schedule import Buffer, bfc_round, replay, topo_fifo_order, upper_hull_positions
+    from .engine.step import trace_step
+
+    if training:
+        opt.build(model.trainable_variables)
+    traced = trace_step(
+        model, training=training, x_specs=x_specs, y_specs=y_specs, loss_fn=loss_fn, optimizer=opt
+    )
+    optimized = grappler.optimize(traced.graph_def, traced.fetches)
+    placeholders = list(traced.input_placeholders)
+    plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
+    props1 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B1), traced.fetches)
+    props2 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B2), traced.fetches)
+
+    layers = list(model.layers)
+    var_layer, var_category = _variable_owners(model, opt)
+    opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
+    nodes, unknown = _build_nodes(optimized, props1, props2, traced, opt_scope)
+    if unknown:
+        notes.append(f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes.")
+
+    # Buffers that exist before the step starts.
+    preset: dict[tuple[str, int], Buffer] = {}
+    captured = set()
+    for ph, var in traced.variable_placeholders.items():
+        nb = _var_bytes(var)
+        preset[(ph, 0)] = Buffer(
+            float(nb), 0.0, None, var_category.get(id(var), "parameters"), var_layer.get(id(var), -1), persistent=True
+        )
+        captured.add(id(var))
+    for ph, kind in traced.input_placeholders.items():
+        spec = nodes[ph].outputs[0] if ph in nodes else None
+        if spec is None:
+            continue
+        a, b, dtype = spec
+        preset[(ph, 0)] = Buffer(a, b, dtype, "input_batch", _input_layer(layers))
+    # Variables the step never touches still occupy memory.
+    idle = []
+    all_vars = list(model.variables) + (list(opt.variables) if training else [])
+    for var in all_vars:
+        if id(var) not in captured:
+            idle.append(Buffer(float(_var_bytes(var)), 0.0, None, var_category.get(id(var), "parameters"), var_layer.get(id(var), -1), persistent=True))
+    keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
+
+    order = topo_fifo_order(nodes)
+    timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
+    positions = upper_hull_positions(timeline)
+    _, snaps = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions))
+    linear_peak = max(a + b * batch_size for a, b in timeline)
+    slack = _allocator_slack(nodes, order, batch_size, preset, idle, keep, linear_peak)
+
+    lines = []
+    for pos in positions:
+        snap = snaps[pos]
+        cats: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+        per_layer: dict[str, dict[str, list[float]]] = collections.defaultdict(
+            lambda: collections.defaultdict(lambda: [0.0, 0.0])
+        )
+        for buf in list(snap.buffers) + idle:
+            size_n = bfc_round(buf.a + buf.b * batch_size)
+            a = size_n - buf.b * batch_size
+            cats[buf.category][0] += a
+            cats[buf.category][1] += buf.b
+            lname = _layer_name(layers, buf.layer)
+            per_layer[lname][buf.category][0] += a
+            per_layer[lname][buf.category][1] += buf.b
+        for cat, extra in slack.items():
+            cats[cat][0] += extra
+            per_layer[OTHER_ROW if cat != "parameters" else OTHER_ROW][cat][0] += extra
+        a_tot = sum(v[0] for v in cats.values())
+        b_tot = sum(v[1] for v in cats.values())
+        lines.append(
+            PeakLine(
+                a_tot,
+                b_tot,
+                {k: (v[0], v[1]) for k, v in cats.items()},
+                {name: {k: (v[0], v[1]) for k, v in d.items()} for name, d in per_layer.items()},
+            )
+        )
+    info = _layer_info(model, layers)
+    named = {li.name for li in info}
+    extra = sorted({name for line in lines for name in line.layers} - named)
+    info += [LayerInfo(name, "", "", 0) for name in extra]
+    return Footprint(
+        model_name=model.name,
+        batch_size=int(batch_size),
+        training=training,
+        optimizer=opt_name,
+        precision=model.dtype_policy.name,
+        lines=tuple(lines),
+        layer_info=tuple(info),
+        overhead=DEFAULT_OVERHEAD,
+        notes=tuple(notes),
+        executor="tf-executor",
+    )
+
+
+def _allocator_slack(nodes, order, n, preset, idle, keep, linear_peak) -> dict[str, float]:
+    """Bytes the BFC allocator counts beyond the requests, by category, at batch n.
+
+    Persistent buffers are allocated first (as building the model and the
+    optimizer does), then the step runs twice, as in the measuring protocol:
+    a warm-up step shapes the free lists, the peak is read on the second.
+    """
+    from .engine.bfc import BFCModel
+    from .engine.schedule import replay
+
+    persistent = [(k, b) for k, b in preset.items() if b.persistent]
+    model = BFCModel()
+    for tensor, buf in persistent:
+        model.alloc(("p", tensor[0]), int(buf.a))
+    for i, buf in enumerate(idle):
+        model.alloc(("idle", i), int(buf.a))
+    runs = []
+    for _ in range(2):
+        events: list = []
+        fresh = _copy(preset)
+        for tensor, buf in fresh.items():
+            if buf.persistent:
+                buf.key = ("p", tensor[0])
+        replay(nodes, order, n, preset=fresh, keep=keep, events=events)
+        runs.append(events)
+    model.run(runs[0])
+    model.reset_peak()
+    model.run(runs[1])
+    excess = model.peak - linear_peak
+    if excess <= 0:
+        return {}
+    # Charge the excess to categories in proportion to the chunk slack of what is
+    # live at the simulated peak.
+    replayed = BFCModel()
+    for tensor, buf in persistent:
+        replayed.alloc(("p", tensor[0]), int(buf.a))
+    for i, buf in enumerate(idle):
+        replayed.alloc(("idle", i), int(buf.a))
+    replayed.run(runs[0])
+    replayed.reset_peak()
+    at = replayed.run(runs[1])
+    category_of = {}
+    for tensor, buf in preset.items():
+        category_of[("p", tensor[0])] = buf.category
+    for i, buf in enumerate(idle):
+        category_of[("idle", i)] = buf.category
+    slack_by_cat: dict[str, float] = collections.defaultdict(float)
+    replay_to_peak = BFCModel()
+    for tensor, buf in persistent:
+        replay_to_peak.alloc(("p", tensor[0]), int(buf.a))
+    for i, buf in enumerate(idle):
+        replay_to_peak.alloc(("idle", i), int(buf.a))
+    replay_to_peak.run(runs[0])
+    requested = {}
+    for kind, key, nbytes in runs[0] + runs[1][: at + 1]:
+        if kind == "a":
+            requested[key] = nbytes
+    replay_to_peak.run(runs[1][: at + 1])
+    return _split_excess(replay_to_peak, requested, category_of, excess, slack_by_cat)
+
+
+def _split_excess(model, requested, category_of, excess, acc):
+    from .engine.bfc import rounded
+
+    total = 0.0
+    for key, addr in model.owner.items():
+        size = model.chunks[addr][0]
+        extra = size - rounded(requested.get(key, size))
+        if extra > 0:
+            acc[category_of.get(key, "temporaries")] += extra
+            total += extra
+    if total <= 0:
+        return {"temporaries": float(excess)}
+    return {cat: excess * v / total for cat, v in acc.items()}
+
+
+def _copy(preset):
+    import dataclasses
+
+    return {k: dataclasses.replace(v) for k, v in preset.items()}
+
+
+OTHER_ROW = "(other: loss, metrics, framework)"
+INPUT_ROW = "(input batch)"
+
+
+def _layer_name(layers: list[Any], index: int) -> str:
+    if index == -2:
+        return INPUT_ROW
+    if 0 <= index < len(layers):
+        return layers[index].name
+    return OTHER_ROW
+
+
+def _input_layer(layers: list[Any]) -> int:
+    for i, layer in enumerate(layers):
+        if type(layer).__name__ == "InputLayer":
+            return i
+    return -2
+
+
+def _var_bytes(var: Any) -> int:
+    import numpy as np
+    import tensorflow as tf
+
+    shape = tuple(int(d) for d in var.shape)
+    return int(np.prod(shape, dtype=np.int64)) * tf.as_dtype(var.dtype).size
+
+
+def _variable_owners(model: Any, opt: Any) -> tuple[dict[int, int], dict[int, str]]:
+    """Which row of the table owns each variable, and its category."""
+    owner: dict[int, int] = {}
+    category: dict[int, str] = {}
+    for i, layer in enumerate(model.layers):
+        for var in layer.variables:
+            owner.setdefault(id(var), i)
+            category[id(var)] = "parameters"
+    if opt is None:
+        return owner, category
+    trainable = list(model.trainable_variables)
+    by_index = {}
+    for value in vars(opt).values():
+        if isinstance(value, list) and len(value) == len(trainable) and value and all(
+            hasattr(v, "shape") and hasattr(v, "assign") for v in value if v is not None
+        ):
+            for j, slot in enumerate(value):
+                if slot is not None:
+                    by_index[id(slot)] = j
+    for var in opt.variables:
+        category[id(var)] = "optimizer_state"
+        j = by_index.get(id(var))
+        if j is not None:
+            owner[id(var)] = owner.get(id(trainable[j]), -1)
+    return owner, category
+
+
+def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:
+    calls = collections.Counter()
+    out = []
+    for layer in layers:
+        try:
+            shape = layer.output.shape
+            shape_s = "(" + ", ".join("B" if i == 0 else str(d) for i, d in enumerate(shape)) + ")"
+        except Exception:
+            shape_s = ""
+        calls[layer.name] += 1
+        params = int(sum(int(_var_bytes(v) // max(1, _dtype_size(v))) for v in layer.weights))
+        out.append(LayerInfo(layer.name, type(layer).__name__, shape_s, params))
+    return out
+
+
+def _dtype_size(var: Any) -> int:
+    import tensorflow as tf
+
+    return tf.as_dtype(var.dtype).size
+
+
+def _build_nodes(graph_def, props1, props2, traced, opt_scope):
+    from .engine.schedule import Node
+
+    unknown = 0
+    op_layer = traced.op_layer
+    nodes: dict[str, Node] = {}
+    for nd in graph_def.node:
+        inputs, controls = [], []
+        for inp in nd.input:
+            if inp.startswith("^"):
+                controls.append(inp[1:])
+                continue
+            name, _, idx = inp.partition(":")
+            inputs.append((name, int(idx) if idx else 0))
+        outs = []
+        p1 = props1.get(nd.name, [])
+        p2 = props2.get(nd.name, [])
+        from .engine.grappler import nbytes
+
+        for k in range(max(len(p1), len(p2))):
+            s1 = nbytes(*p1[k]) if k < len(p1) else None
+            s2 = nbytes(*p2[k]) if k < len(p2) else None
+            if s1 is None or s2 is None:
+                outs.append(None)
+                if nd.op not in ("NoOp",):
+                    unknown += 1
+                continue
+            b = (s2 - s1) / (_B2 - _B1)
+            a = s1 - b * _B1
+            outs.append((a, b, p1[k][1]))
+        node = Node(nd.name, nd.op, inputs, controls, outs)
+        node.layer = _lookup_layer(nd.name, op_layer)
+        node.category = _categorizer(nd.name, opt_scope)
+        nodes[nd.name] = node
+    # Ops with no recorded layer inherit it from their first input that has one.
+    from .engine.schedule import topo_fifo_order
+
+    for name in topo_fifo_order(nodes):
+        node = nodes[name]
+        if node.layer == -1:
+            for src, _ in node.inputs:
+                if src in nodes and nodes[src].layer >= 0:
+                    node.layer = nodes[src].layer
+                    break
+    for ph, var in traced.variable_placeholders.items():
+        if ph in nodes:
+            nodes[ph].layer = -1
+    return nodes, unknown
+
+
+def _lookup_layer(name: str, op_layer: dict[str, int]) -> int:
+    parts = name.split("/")
+    if parts and parts[0] == "gradient_tape":
+        parts = parts[1:]
+    # Grappler prefixes new nodes with its optimizer's name; drop leading parts.
+    for start in range(min(3, len(parts))):
+        for end in range(len(parts), start, -1):
+            key = "/".join(parts[start:end])
+            hit = op_layer.get(key)
+            if hit is not None and hit >= 0:
+                return hit
+    return -1
+
+
+def _categorizer(name: str, opt_scope: str | None):
+    backward = "gradient_tape/" in name or name.startswith("gradients/")
+    in_opt = bool(opt_scope) and (name.lower().startswith(opt_scope + "/") or name.lower().startswith("loss_scale_optimizer/"))
+
+    def category(_idx: int, b: float) -> str:
+        if in_opt:
+            return "temporaries"
+        if backward:
+            return "temporaries" if b > 0 else "gradients"
+        return "activations" if b > 0 else "temporaries"
+
+    return category
