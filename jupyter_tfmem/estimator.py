@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import re
 from typing import Any
 
 from .footprint import Footprint, LayerInfo, PeakLine
@@ -589,6 +590,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         node.layer = _lookup_layer(nd.name, op_layer)
         node.category = _categorizer(nd.name, opt_scope)
         nodes[nd.name] = node
+    _size_tensor_lists(graph_def, nodes)
     # Ops with no recorded layer inherit it from their first input that has one.
     from .engine.schedule import topo_fifo_order
 
@@ -603,6 +605,83 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         if ph in nodes:
             nodes[ph].layer = -1
     return nodes, unknown
+
+
+_FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")
+
+
+def _frame_of(name: str) -> str | None:
+    m = _FRAME.match(name)
+    return m.group(1) if m else None
+
+
+def _size_tensor_lists(graph_def, nodes) -> None:
+    """Give loop accumulators (TensorLists) the bytes they hold after the loop.
+
+    A while loop runs its body T times; every TensorListPushBack/SetItem keeps
+    one element per iteration, which is what the backward pass of an RNN
+    reads.  The replay runs each body once, so those ops' outputs are sized
+    T x element.  T is read from the loop condition's constant bound.
+    """
+    import tensorflow as tf
+
+    consts = {}
+    for nd in graph_def.node:
+        if nd.op == "Const" and nd.attr["dtype"].type in (tf.int32.as_datatype_enum, tf.int64.as_datatype_enum):
+            try:
+                value = tf.make_ndarray(nd.attr["value"].tensor)
+            except Exception:  # noqa: S112
+                continue
+            if value.shape == ():
+                consts[nd.name] = int(value)
+
+    def resolve(name: str, depth: int = 0) -> int | None:
+        if name in consts:
+            return consts[name]
+        node = nodes.get(name)
+        if node is None or depth > 8 or not node.inputs:
+            return None
+        if node.op in ("Enter", "Identity", "Merge", "Switch"):
+            return resolve(node.inputs[0][0], depth + 1)
+        return None
+
+    trips: dict[str, int] = {}
+    for node in nodes.values():
+        if node.op in ("Less", "LessEqual") and len(node.inputs) == 2:
+            frame = _frame_of(node.name)
+            bound = resolve(node.inputs[1][0])
+            if frame and bound and bound > 0:
+                trips[frame] = max(trips.get(frame, 0), bound)
+    default_trip = max(trips.values(), default=1)
+    for node in nodes.values():
+        if node.op == "Merge":  # drop the loop's back edge
+            node.inputs = [(s, i) for s, i in node.inputs if nodes.get(s) is None or nodes[s].op != "NextIteration"]
+        elem = None
+        if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
+            elem = node.inputs[1]
+        elif node.op == "TensorListSetItem" and len(node.inputs) >= 3:
+            elem = node.inputs[2]
+        elif node.op == "TensorListFromTensor" and node.inputs:
+            src = nodes.get(node.inputs[0][0])
+            spec = src.outputs[node.inputs[0][1]] if src and node.inputs[0][1] < len(src.outputs) else None
+            if spec is not None and node.outputs:
+                node.outputs[0] = spec
+            continue
+        if elem is None:
+            continue
+        src = nodes.get(elem[0])
+        while src is not None and src.op in ("Identity", "Enter", "Switch", "Merge") and src.inputs:
+            src = nodes.get(src.inputs[0][0])
+        if src is not None and src.op == "ReadVariableOp":
+            node.outputs[0] = (0.0, 0.0, None)  # a variable's value: shared, not copied
+            continue
+        src = nodes.get(elem[0])
+        spec = src.outputs[elem[1]] if src and elem[1] < len(src.outputs) else None
+        if spec is None or not node.outputs:
+            continue
+        trip = trips.get(_frame_of(node.name) or "", default_trip)
+        a, b, dtype = spec
+        node.outputs[0] = (a * trip, b * trip, dtype)
 
 
 def _lookup_layer(name: str, op_layer: dict[str, int]) -> int:

@@ -12,7 +12,7 @@ import copy
 from typing import Any
 
 import numpy as np
-from tensorflow.core.framework import graph_pb2
+from tensorflow.core.framework import graph_pb2, node_def_pb2
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
 from tensorflow.python.framework import dtypes
 from tensorflow.python.grappler import tf_optimizer
@@ -73,7 +73,26 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
             node.attr["shape"].shape.SetInParent()  # scalars too have a known shape
             for d in var.shape:
                 node.attr["shape"].shape.dim.add().size = int(d)
+    # Loop plumbing (Enter, Switch, ...) that carries a handle carries the value now.
+    resource = set(variables)
+    by_name = {node.name: node for node in gd.node}
+    changed = True
+    while changed:
+        changed = False
+        for node in gd.node:
+            if node.name in resource or node.op not in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"):
+                continue
+            srcs = [i.split(":")[0] for i in node.input if not i.startswith("^")]
+            if srcs and srcs[0] in resource:
+                resource.add(node.name)
+                variables = {**variables, node.name: variables[srcs[0]]}
+                if "T" in node.attr:
+                    node.attr["T"].type = dtypes.as_dtype(variables[srcs[0]].dtype).as_datatype_enum
+                changed = True
+    del by_name
     for node in gd.node:
+        if node.name in resource and node.op != "Placeholder" and node.op in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"):
+            continue
         if not node.input or node.input[0].split(":")[0] not in variables:
             continue
         if node.op == "ReadVariableOp":
@@ -85,7 +104,7 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
             dtype = node.attr["dtype"].type
             tindices = node.attr["Tindices"].type
             batch_dims = node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
-            axis = graph_pb2.NodeDef(name=node.name + "/__tfmem_axis", op="Const", device=node.device)
+            axis = node_def_pb2.NodeDef(name=node.name + "/__tfmem_axis", op="Const", device=node.device)
             axis.attr["dtype"].type = dtypes.int32.as_datatype_enum
             axis.attr["value"].tensor.dtype = dtypes.int32.as_datatype_enum
             axis.attr["value"].tensor.int_val.append(0)
@@ -110,6 +129,42 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
             deps = ["^" + i.lstrip("^").split(":")[0] for i in node.input]
             del node.input[:]
             node.input.extend(dict.fromkeys(deps))
+    # Loop-carried values keep the shape they enter with (loop invariants), so
+    # for shape inference the loop plumbing becomes plain identities: each Merge
+    # loses its back edge from NextIteration and the graph is acyclic.
+    next_iters = {node.name for node in gd.node if node.op == "NextIteration"}
+    for node in gd.node:
+        if node.op == "Merge":
+            kept = [i for i in node.input if i.lstrip("^").split(":")[0] not in next_iters]
+            data = [i for i in kept if not i.startswith("^")]
+            if data:
+                dtype = node.attr["T"].type
+                del node.input[:]
+                node.input.extend([data[0]] + [i for i in kept if i.startswith("^")])
+                node.op = "IdentityN"
+                node.ClearField("attr")
+                node.attr["T"].list.type.extend([dtype, dtypes.int32.as_datatype_enum])
+                node.input.insert(1, node.name + "/__tfmem_index")
+                idx = node_def_pb2.NodeDef(name=node.name + "/__tfmem_index", op="Const", device=node.device)
+                idx.attr["dtype"].type = dtypes.int32.as_datatype_enum
+                idx.attr["value"].tensor.dtype = dtypes.int32.as_datatype_enum
+                idx.attr["value"].tensor.int_val.append(0)
+                idx.attr["value"].tensor.tensor_shape.SetInParent()
+                extra.append(idx)
+        elif node.op in ("Enter", "Exit", "NextIteration", "LoopCond", "RefEnter"):
+            dtype = node.attr["T"].type if "T" in node.attr else dtypes.bool.as_datatype_enum
+            node.op = "Identity"
+            node.ClearField("attr")
+            node.attr["T"].type = dtype
+        elif node.op == "Switch":
+            dtype = node.attr["T"].type
+            data = node.input[0]
+            ctrl = [i for i in node.input[2:] if i.startswith("^")]
+            del node.input[:]
+            node.input.extend([data, data] + ctrl)
+            node.op = "IdentityN"
+            node.ClearField("attr")
+            node.attr["T"].list.type.extend([dtype, dtype])
     gd.node.extend(extra)
     return gd
 
