@@ -313,8 +313,9 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     optimized = grappler.optimize(traced.graph_def, traced.fetches)
     placeholders = list(traced.input_placeholders)
     plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
-    props1 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B1), traced.fetches)
-    props2 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B2), traced.fetches)
+    shape_consts = grappler.list_element_shapes(plain)
+    props1 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B1, shape_consts), traced.fetches)
+    props2 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B2, shape_consts), traced.fetches)
 
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)
@@ -337,7 +338,8 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         if spec is None:
             continue
         a, b, dtype = spec
-        preset[(ph, 0)] = Buffer(a, b, dtype, "input_batch", _input_layer(layers))
+        # The caller holds the batch for the whole step.
+        preset[(ph, 0)] = Buffer(a, b, dtype, "input_batch", _input_layer(layers), keep=True)
     # Variables the step never touches still occupy memory.
     idle = []
     all_vars = list(model.variables) + (list(opt.variables) if training else [])
@@ -615,6 +617,9 @@ def _frame_of(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+_list_trip: dict[int, int] = {}
+
+
 def _size_tensor_lists(graph_def, nodes) -> None:
     """Give loop accumulators (TensorLists) the bytes they hold after the loop.
 
@@ -682,6 +687,32 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         trip = trips.get(_frame_of(node.name) or "", default_trip)
         a, b, dtype = spec
         node.outputs[0] = (a * trip, b * trip, dtype)
+        _list_trip[id(node.outputs[0])] = trip
+    # Reads of the lists, now that their sizes are known.
+    for node in nodes.values():
+        if node.op == "TensorListPopBack" and len(node.outputs) > 1 and node.outputs[1] is None:
+            spec = _list_size(nodes, node.inputs[0]) if node.inputs else None
+            if spec is not None:
+                trip = _list_trip.get(id(spec), default_trip) or 1
+                node.outputs[1] = (spec[0] / trip, spec[1] / trip, spec[2])
+        elif node.op == "TensorListStack" and node.inputs and node.outputs and node.outputs[0] is None:
+            node.outputs[0] = _list_size(nodes, node.inputs[0])
+
+
+def _list_size(nodes, tensor, depth: int = 0):
+    """The bytes a TensorList holds, following it back through loop plumbing."""
+    node = nodes.get(tensor[0])
+    if node is None or depth > 16:
+        return None
+    if node.op in ("TensorListPushBack", "TensorListSetItem", "TensorListFromTensor"):
+        spec = node.outputs[0] if node.outputs else None
+        return spec if spec and (spec[0] or spec[1]) else None
+    if node.inputs and node.op in ("Enter", "Exit", "Identity", "Merge", "Switch", "NextIteration"):
+        for src in node.inputs:
+            found = _list_size(nodes, src, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def _lookup_layer(name: str, op_layer: dict[str, int]) -> int:

@@ -9,6 +9,7 @@ tensor's size is then ``a + b * batch`` with ``a`` and ``b`` read off exactly.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import numpy as np
@@ -42,11 +43,42 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     return tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
 
 
-def with_batch(graph_def: graph_pb2.GraphDef, placeholders: list[str], batch: int) -> graph_pb2.GraphDef:
+def list_element_shapes(graph_def: graph_pb2.GraphDef) -> list[str]:
+    """Constants giving TensorList element shapes whose first dimension is open.
+
+    Loops accumulate per-step tensors in TensorLists; their element shape is a
+    constant with -1 for the batch, which shape inference cannot resolve.
+    """
+    import tensorflow as tf
+
+    users = set()
+    for node in graph_def.node:
+        if node.op.startswith("TensorList") or node.op == "EmptyTensorList":
+            for inp in node.input:
+                users.add(inp.lstrip("^").split(":")[0])
+    out = []
+    for node in graph_def.node:
+        if node.op == "Const" and node.name in users and node.name.endswith("element_shape"):
+            value = tf.make_ndarray(node.attr["value"].tensor)
+            if value.ndim == 1 and value.size >= 1 and value[0] == -1 and (value[1:] >= 0).all():
+                out.append(node.name)
+    return out
+
+
+def with_batch(
+    graph_def: graph_pb2.GraphDef, placeholders: list[str], batch: int, shape_consts: list[str] = ()
+) -> graph_pb2.GraphDef:
     """A copy whose input placeholders have ``batch`` as their first dimension."""
+    import tensorflow as tf
+
     gd = copy.deepcopy(graph_def)
     wanted = set(placeholders)
+    consts = set(shape_consts)
     for node in gd.node:
+        if node.name in consts:
+            value = tf.make_ndarray(node.attr["value"].tensor).copy()
+            value[0] = batch
+            node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
         if node.name in wanted and "shape" in node.attr:
             dims = node.attr["shape"].shape.dim
             if dims:
@@ -199,4 +231,4 @@ def nbytes(shape: tuple[int, ...] | None, dtype: Any) -> int | None:
     if shape is None or dtype is None:
         return None
     size = dtype.size
-    return int(np.prod(shape, dtype=np.int64)) * int(size)
+    return math.prod(shape) * int(size)
