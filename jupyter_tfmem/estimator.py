@@ -13,7 +13,7 @@ import gc
 import re
 from typing import Any
 
-from .footprint import Footprint, LayerInfo, PeakLine
+from .footprint import ALLOCATOR_ROW_NAME, Footprint, LayerInfo, PeakLine
 from .overhead import DEFAULT_OVERHEAD
 
 #: Batch sizes the shape inference runs at; any two distinct values give the lines.
@@ -67,7 +67,7 @@ def estimate(
     if training:
         opt, opt_name = _resolve_optimizer(model, optimizer, notes)
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
-        y_specs = _target_specs(model, loss_desc)
+        y_specs = _target_specs(model, loss_desc, x_specs)
     jit = getattr(model, "jit_compile", False)
     if jit is True:
         notes.append(
@@ -217,20 +217,35 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
     import tensorflow as tf
     from keras import tree
 
-    inputs = getattr(model, "inputs", None)
     try:
         inputs = model.inputs
     except (AttributeError, ValueError):
         inputs = None
     if not inputs:
-        if input_shapes is None:
+        # A subclassed model: it knows its inputs only from being built or called.
+        if not model.built:
             raise ValueError(
-                "the model has not been built, so its input shape is unknown; "
-                "call it once on data, build it with model.build((None, ...)), or "
-                "pass input_shapes=[(...)] (shapes without the batch dimension)"
+                "the model has not been built, so its input shape is unknown; call it once "
+                "on a batch or build it with model.build((None, ...)) first"
             )
+        build_shapes = getattr(model, "_build_shapes_dict", None) or {}
         shapes = _normalize_input_shapes(input_shapes, None)
-        specs = [tf.TensorSpec((None, *s), tf.float32) for s in shapes]
+        if shapes is None:
+            if len(build_shapes) != 1:
+                raise ValueError(
+                    "cannot tell this model's input shape; pass input_shapes=[(...)] "
+                    "(shapes without the batch dimension)"
+                )
+            (shape,) = build_shapes.values()
+            shapes = [tuple(shape)[1:]]
+        for s in shapes:
+            if any(d is None for d in s):
+                raise ValueError(
+                    f"input shape {s} has unknown dimensions; pass input_shapes=[(...)] "
+                    "with every dimension but the batch"
+                )
+        dtype = tf.as_dtype(getattr(model, "input_dtype", None) or "float32")
+        specs = [tf.TensorSpec((None, *s), dtype) for s in shapes]
         return specs[0] if len(specs) == 1 else specs
     shapes = _normalize_input_shapes(input_shapes, len(inputs))
     specs = []
@@ -270,10 +285,18 @@ def _normalize_input_shapes(input_shapes: Any, expected: int | None) -> list[tup
     return out
 
 
-def _target_specs(model: Any, loss_desc: str) -> Any:
+def _target_specs(model: Any, loss_desc: str, x_specs: Any = None) -> Any:
+    import keras
     import tensorflow as tf
 
-    outputs = model.outputs
+    try:
+        outputs = list(model.outputs)
+    except (AttributeError, ValueError):
+        # Subclassed: ask Keras for the output spec symbolically (no weights touched).
+        sym = tf.nest.map_structure(
+            lambda s: keras.KerasTensor((1, *s.shape[1:]), dtype=s.dtype.name), x_specs
+        )
+        outputs = tf.nest.flatten(model.compute_output_spec(sym))
     sparse = "sparse" in loss_desc
     specs = []
     for kt in outputs:
@@ -352,8 +375,8 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
     positions = upper_hull_positions(timeline)
     _, snaps = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions))
-    linear_peak = max(a + b * batch_size for a, b in timeline)
-    slack = _allocator_slack(nodes, order, batch_size, preset, idle, keep, linear_peak)
+    idle_bytes = sum(buf.a for buf in idle)
+    slack = _allocator_slack(nodes, order, batch_size, preset, idle, keep, timeline, idle_bytes)
 
     lines = []
     for pos in positions:
@@ -363,16 +386,12 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
             lambda: collections.defaultdict(lambda: [0.0, 0.0])
         )
         for buf in list(snap.buffers) + idle:
-            size_n = bfc_round(buf.a + buf.b * batch_size)
-            a = size_n - buf.b * batch_size
+            a = buf.a
             cats[buf.category][0] += a
             cats[buf.category][1] += buf.b
             lname = _layer_name(layers, buf.layer)
             per_layer[lname][buf.category][0] += a
             per_layer[lname][buf.category][1] += buf.b
-        for cat, extra in slack.items():
-            cats[cat][0] += extra
-            per_layer[OTHER_ROW if cat != "parameters" else OTHER_ROW][cat][0] += extra
         a_tot = sum(v[0] for v in cats.values())
         b_tot = sum(v[1] for v in cats.values())
         lines.append(
@@ -387,7 +406,9 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     named = {li.name for li in info}
     extra = sorted({name for line in lines for name in line.layers} - named)
     info += [LayerInfo(name, "", "", 0) for name in extra]
+    info.append(LayerInfo(ALLOCATOR_ROW, "", "", 0))
     return Footprint(
+        slack=slack,
         model_name=model.name,
         batch_size=int(batch_size),
         training=training,
@@ -401,22 +422,20 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     )
 
 
-def _allocator_slack(nodes, order, n, preset, idle, keep, linear_peak) -> dict[str, float]:
-    """Bytes the BFC allocator counts beyond the requests, by category, at batch n.
+def _allocator_slack(nodes, order, n, preset, idle, keep, timeline, idle_bytes) -> tuple[tuple[int, dict[str, float]], ...]:
+    """Bytes the BFC allocator counts beyond the requests, by category, per batch size.
 
     Persistent buffers are allocated first (as building the model and the
     optimizer does), then the step runs twice, as in the measuring protocol:
-    a warm-up step shapes the free lists, the peak is read on the second.
+    a warm-up step shapes the free lists, the peak is read on the second.  The
+    replay's order does not depend on the batch size, so its events are
+    recorded once and the allocator model is rerun at a ladder of batch sizes
+    around ``n``; ``Footprint.at`` interpolates between them.
     """
-    from .engine.bfc import BFCModel
+    from .engine.bfc import BFCModel, rounded
     from .engine.schedule import replay
 
-    persistent = [(k, b) for k, b in preset.items() if b.persistent]
-    model = BFCModel()
-    for tensor, buf in persistent:
-        model.alloc(("p", tensor[0]), int(buf.a))
-    for i, buf in enumerate(idle):
-        model.alloc(("idle", i), int(buf.a))
+    persistent = [(tensor[0], buf) for tensor, buf in preset.items() if buf.persistent]
     runs = []
     for _ in range(2):
         events: list = []
@@ -426,55 +445,29 @@ def _allocator_slack(nodes, order, n, preset, idle, keep, linear_peak) -> dict[s
                 buf.key = ("p", tensor[0])
         replay(nodes, order, n, preset=fresh, keep=keep, events=events)
         runs.append(events)
-    model.run(runs[0])
-    model.reset_peak()
-    model.run(runs[1])
-    excess = model.peak - linear_peak
-    if excess <= 0:
-        return {}
-    # Charge the excess to categories in proportion to the chunk slack of what is
-    # live at the simulated peak.
-    replayed = BFCModel()
-    for tensor, buf in persistent:
-        replayed.alloc(("p", tensor[0]), int(buf.a))
-    for i, buf in enumerate(idle):
-        replayed.alloc(("idle", i), int(buf.a))
-    replayed.run(runs[0])
-    replayed.reset_peak()
-    at = replayed.run(runs[1])
-    category_of = {}
-    for tensor, buf in preset.items():
-        category_of[("p", tensor[0])] = buf.category
-    for i, buf in enumerate(idle):
-        category_of[("idle", i)] = buf.category
-    slack_by_cat: dict[str, float] = collections.defaultdict(float)
-    replay_to_peak = BFCModel()
-    for tensor, buf in persistent:
-        replay_to_peak.alloc(("p", tensor[0]), int(buf.a))
-    for i, buf in enumerate(idle):
-        replay_to_peak.alloc(("idle", i), int(buf.a))
-    replay_to_peak.run(runs[0])
-    requested = {}
-    for kind, key, nbytes in runs[0] + runs[1][: at + 1]:
-        if kind == "a":
-            requested[key] = nbytes
-    replay_to_peak.run(runs[1][: at + 1])
-    return _split_excess(replay_to_peak, requested, category_of, excess, slack_by_cat)
 
+    def live_requests_at_peak(model: BFCModel) -> int:
+        return model.peak
 
-def _split_excess(model, requested, category_of, excess, acc):
-    from .engine.bfc import rounded
-
-    total = 0.0
-    for key, addr in model.owner.items():
-        size = model.chunks[addr][0]
-        extra = size - rounded(requested.get(key, size))
-        if extra > 0:
-            acc[category_of.get(key, "temporaries")] += extra
-            total += extra
-    if total <= 0:
-        return {"temporaries": float(excess)}
-    return {cat: excess * v / total for cat, v in acc.items()}
+    points = []
+    for m in sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16}):
+        model = BFCModel()
+        for name, buf in persistent:
+            model.alloc(("p", name), int(buf.a), buf.category)
+        for i, buf in enumerate(idle):
+            model.alloc(("idle", i), int(buf.a), buf.category)
+        model.run(runs[0], m)
+        model.reset_peak()
+        model.run(runs[1], m)
+        # What the allocator adds over the largest live request at this batch,
+        # charged to categories by the chunk slack they hold at its peak.
+        linear = max(a + b * m for a, b in timeline) + idle_bytes
+        excess = max(0.0, model.peak - linear)
+        shares = {cat: v for cat, v in model.peak_slack.items() if v > 0}
+        total = sum(shares.values()) or 1.0
+        points.append((m, {cat: excess * v / total for cat, v in shares.items()} if shares else {"temporaries": excess}))
+    del rounded, live_requests_at_peak
+    return tuple(points)
 
 
 def _copy(preset):
@@ -484,6 +477,7 @@ def _copy(preset):
 
 
 OTHER_ROW = "(other: loss, metrics, framework)"
+ALLOCATOR_ROW = ALLOCATOR_ROW_NAME
 INPUT_ROW = "(input batch)"
 
 

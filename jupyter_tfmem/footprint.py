@@ -37,6 +37,9 @@ CATEGORY_LABELS: dict[str, str] = {
     "device_overhead": "Device overhead",
 }
 
+#: The per-layer table's row for what the allocator counts beyond the requests.
+ALLOCATOR_ROW_NAME = "(allocator rounding and fragmentation)"
+
 #: Largest batch size ``max_batch_size`` reports when memory never runs out.
 MAX_BATCH_SIZE_CAP = 2**31 - 1
 
@@ -115,6 +118,9 @@ class Footprint:
     overhead: tuple[OverheadItem, ...] = ()
     notes: tuple[str, ...] = ()
     executor: str = "tf-executor"
+    #: BFC slack by category at a few batch sizes, ``((batch, {cat: bytes}), ...)``;
+    #: between them it is interpolated linearly in log2(batch), outside held flat.
+    slack: tuple[tuple[int, Mapping[str, float]], ...] = ()
 
     def __post_init__(self) -> None:
         _check_batch_size(self.batch_size)
@@ -127,10 +133,14 @@ class Footprint:
         n = self.batch_size
         return max(self.lines, key=lambda line: line.bytes_at(n))
 
+    def _slack_at(self, n: int) -> dict[str, float]:
+        return interpolate_slack(self.slack, n)
+
     @property
     def peak_bytes(self) -> int:
         """Peak of TF's allocator over one steady-state step."""
-        return int(round(self._line.bytes_at(self.batch_size)))
+        n = self.batch_size
+        return int(round(self._line.bytes_at(n) + sum(self._slack_at(n).values())))
 
     @property
     def overhead_bytes(self) -> int:
@@ -145,13 +155,15 @@ class Footprint:
     def categories(self) -> dict[str, CategoryBytes]:
         line = self._line
         n = self.batch_size
+        slack = self._slack_at(n)
         out: dict[str, CategoryBytes] = {}
         for cat in CATEGORIES:
             if cat == "device_overhead":
                 out[cat] = CategoryBytes(self.overhead_bytes, False, CATEGORY_LABELS[cat])
                 continue
             a, b = line.categories.get(cat, (0.0, 0.0))
-            out[cat] = CategoryBytes(int(round(a + b * n)), b > 0, CATEGORY_LABELS[cat])
+            value = a + b * n + slack.get(cat, 0.0)
+            out[cat] = CategoryBytes(int(round(value)), b > 0, CATEGORY_LABELS[cat])
         return out
 
     @property
@@ -160,11 +172,15 @@ class Footprint:
         n = self.batch_size
         peak = max(self.peak_bytes, 1)
         rows = []
+        slack = self._slack_at(n)
         for info in self.layer_info:
-            coefs = line.layers.get(info.name, {})
-            by_cat = {
-                cat: int(round(a + b * n)) for cat, (a, b) in coefs.items() if a or b
-            }
+            if info.name == ALLOCATOR_ROW_NAME:
+                by_cat = {cat: int(round(v)) for cat, v in slack.items() if v}
+            else:
+                coefs = line.layers.get(info.name, {})
+                by_cat = {
+                    cat: int(round(a + b * n)) for cat, (a, b) in coefs.items() if a or b
+                }
             total = sum(by_cat.values())
             rows.append(
                 LayerRow(
@@ -194,19 +210,21 @@ class Footprint:
             raise TypeError("memory_bytes must be a number of bytes, e.g. 16 * 2**30")
         if math.isnan(memory_bytes) or memory_bytes < 0:
             raise ValueError("memory_bytes must be a non-negative number of bytes")
-        budget = float(memory_bytes) - self.overhead_bytes
-        best = float(MAX_BATCH_SIZE_CAP)
-        for line in self.lines:
-            if line.b <= 0:
-                if line.a > budget + 0.5:
-                    return 0
-                continue
-            best = min(best, math.floor((budget + 0.5 - line.a) / line.b))
-        n = int(max(0, best))
-        # peak_bytes rounds to whole bytes; make the answer agree with it exactly.
-        while n > 0 and self.at(n).total_bytes > memory_bytes:
-            n -= 1
-        return n
+        if self.at(1).total_bytes > memory_bytes:
+            return 0
+        # total_bytes grows with the batch: double, then bisect.
+        lo, hi = 1, 2
+        while hi < MAX_BATCH_SIZE_CAP and self.at(hi).total_bytes <= memory_bytes:
+            lo, hi = hi, min(hi * 2, MAX_BATCH_SIZE_CAP)
+        if hi == MAX_BATCH_SIZE_CAP and self.at(hi).total_bytes <= memory_bytes:
+            return MAX_BATCH_SIZE_CAP
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.at(mid).total_bytes <= memory_bytes:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     # -- views -------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -240,6 +258,22 @@ class Footprint:
             f"training={self.training}, peak_bytes={self.peak_bytes}, "
             f"total_bytes={self.total_bytes})"
         )
+
+
+def interpolate_slack(points: Sequence[tuple[int, Mapping[str, float]]], n: int) -> dict[str, float]:
+    """Allocator slack at batch ``n``: linear in log2(batch) between known points."""
+    if not points:
+        return {}
+    if n <= points[0][0]:
+        return dict(points[0][1])
+    if n >= points[-1][0]:
+        return dict(points[-1][1])
+    for (n0, s0), (n1, s1) in zip(points, points[1:]):
+        if n0 <= n <= n1:
+            t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+            cats = set(s0) | set(s1)
+            return {c: s0.get(c, 0.0) + t * (s1.get(c, 0.0) - s0.get(c, 0.0)) for c in cats}
+    return dict(points[-1][1])
 
 
 def _check_batch_size(batch_size: Any) -> None:

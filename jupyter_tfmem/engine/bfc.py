@@ -45,6 +45,9 @@ class BFCModel:
         self.in_use = 0
         self.peak = 0
         self.owner: dict[object, int] = {}  # allocation key -> chunk address
+        self.slack: dict[object, tuple[str, int]] = {}  # key -> (category, chunk - request)
+        self.slack_by_cat: dict[str, int] = {}
+        self.peak_slack: dict[str, int] = {}
 
     # -- free lists ----------------------------------------------------------
     def _insert_free(self, addr: int) -> None:
@@ -83,7 +86,7 @@ class BFCModel:
         return None
 
     # -- public ----------------------------------------------------------------
-    def alloc(self, key: object, nbytes: int) -> None:
+    def alloc(self, key: object, nbytes: int, category: str = "temporaries") -> None:
         if key in self.owner:  # e.g. a constant, allocated once per function
             return
         need = rounded(nbytes)
@@ -104,8 +107,13 @@ class BFCModel:
             self._insert_free(rest)
         chunk[1] = 1
         self.in_use += chunk[0]
-        self.peak = max(self.peak, self.in_use)
         self.owner[key] = addr
+        extra = chunk[0] - max(int(nbytes), 0)
+        self.slack[key] = (category, extra)
+        self.slack_by_cat[category] = self.slack_by_cat.get(category, 0) + extra
+        if self.in_use > self.peak:
+            self.peak = self.in_use
+            self.peak_slack = dict(self.slack_by_cat)
 
     def chunk_size(self, key: object) -> int:
         return self.chunks[self.owner[key]][0]
@@ -114,6 +122,8 @@ class BFCModel:
         addr = self.owner.pop(key, None)
         if addr is None:
             return
+        category, extra = self.slack.pop(key)
+        self.slack_by_cat[category] -= extra
         chunk = self.chunks[addr]
         chunk[1] = 0
         self.in_use -= chunk[0]
@@ -140,16 +150,12 @@ class BFCModel:
 
     def reset_peak(self) -> None:
         self.peak = self.in_use
+        self.peak_slack = dict(self.slack_by_cat)
 
-    def run(self, events: Iterable[tuple[str, object, int]]) -> int:
-        """Replay events; return the index of the event that set the peak (-1: none)."""
-        at = -1
-        for i, (kind, key, nbytes) in enumerate(events):
+    def run(self, events: Iterable[tuple], n: int) -> None:
+        """Replay ``(kind, key, a, b, category)`` events with sizes ``a + b * n``."""
+        for kind, key, a, b, category in events:
             if kind == "a":
-                before = self.peak
-                self.alloc(key, nbytes)
-                if self.peak > before:
-                    at = i
+                self.alloc(key, int(a + b * n), category)
             else:
                 self.free(key)
-        return at

@@ -123,10 +123,8 @@ def replay(
         if events is not None and not (buf.persistent and buf.key is not None and buf.key[0] == "p"):
             if buf.key is None:
                 buf.key = ("t", next(_keys))
-            events.append(("a", buf.key, int(buf.a + buf.b * n)))
-        size_n = buf.at(n)
-        # carry BFC rounding at n in the intercept so the line is exact at n
-        a_live += size_n - buf.b * n
+            events.append(("a", buf.key, buf.a, buf.b, buf.category))
+        a_live += buf.a  # requested bytes; the allocator's slack is modelled in bfc.py
         b_live += buf.b
 
     def drop(buf: Buffer) -> None:
@@ -136,8 +134,8 @@ def replay(
         buf.live = False
         del live[id(buf)]
         if events is not None:
-            events.append(("f", buf.key, 0))
-        a_live -= buf.at(n) - buf.b * n
+            events.append(("f", buf.key, 0.0, 0.0, None))
+        a_live -= buf.a
         b_live -= buf.b
 
     for tensor, buf in preset.items():

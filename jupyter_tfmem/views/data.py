@@ -1,8 +1,11 @@
 """JSON-ready form of a Footprint: the contract of ``to_dict`` and the MIME bundle.
 
-The browser renderer recomputes totals for any batch size from ``lines``
-exactly as :meth:`Footprint.at` does: pick the line with the largest
-``a + b * batch``; a category or layer is ``a + b * batch`` on that line.
+The browser renderer recomputes totals for any batch size from ``lines`` and
+``slack`` exactly as :meth:`Footprint.at` does: pick the line with the largest
+``a + b * batch``; a category or layer is ``a + b * batch`` on that line; then
+add the allocator slack, interpolated linearly in log2(batch) between the
+``slack`` points (held flat outside them), per category, to the category and
+to the "(allocator rounding and fragmentation)" layer row.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
                 },
             }
             for line in fp.lines
+        ],
+        "slack": [
+            {"batch_size": n, "categories": dict(cats)} for n, cats in fp.slack
         ],
         "overhead": [
             {"name": o.name, "bytes": o.bytes, "source": o.source} for o in fp.overhead

@@ -1,0 +1,266 @@
+"""The estimation core on small real models: shape of the answer and its invariants."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+keras = pytest.importorskip("keras")
+
+import jupyter_tfmem as jt  # noqa: E402
+from jupyter_tfmem.footprint import CATEGORIES  # noqa: E402
+
+
+def small_cnn(name: str = "small_cnn") -> keras.Model:
+    inp = keras.Input((16, 16, 3))
+    x = keras.layers.Conv2D(8, 3, padding="same", activation="relu", name="conv")(inp)
+    x = keras.layers.MaxPooling2D(name="pool")(x)
+    x = keras.layers.Flatten(name="flat")(x)
+    out = keras.layers.Dense(10, name="logits")(x)
+    return keras.Model(inp, out, name=name)
+
+
+def param_bytes(model: keras.Model) -> int:
+    return sum(int(np.prod(v.shape)) * 4 for v in model.weights)
+
+
+@pytest.fixture(scope="module")
+def compiled_cnn():
+    model = small_cnn()
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    return model
+
+
+@pytest.fixture(scope="module")
+def fp32(compiled_cnn):
+    return jt.estimate(compiled_cnn, 32)
+
+
+def test_peak_covers_weights_and_adam_slots(compiled_cnn, fp32):
+    weights = param_bytes(compiled_cnn)
+    assert fp32.categories["parameters"].bytes >= weights
+    assert fp32.categories["optimizer_state"].bytes >= 2 * weights
+    assert fp32.peak_bytes > 3 * weights
+    assert fp32.total_bytes == fp32.peak_bytes + fp32.overhead_bytes
+    assert fp32.optimizer == "adam"
+
+
+def test_categories_sum_to_peak_and_say_what_grows(fp32):
+    cats = fp32.categories
+    assert set(cats) == set(CATEGORIES)
+    in_allocator = sum(c.bytes for k, c in cats.items() if k != "device_overhead")
+    assert abs(in_allocator - fp32.peak_bytes) <= len(CATEGORIES)
+    assert cats["parameters"].grows_with_batch is False
+    assert cats["optimizer_state"].grows_with_batch is False
+    assert cats["device_overhead"].grows_with_batch is False
+    grows = [k for k, c in cats.items() if c.grows_with_batch]
+    assert grows, "something in a training step must grow with the batch"
+
+
+def test_layer_rows_follow_the_model(compiled_cnn, fp32):
+    names = [row.name for row in fp32.layers]
+    for layer in compiled_cnn.layers:
+        assert layer.name in names
+    conv = next(r for r in fp32.layers if r.name == "conv")
+    assert conv.class_name == "Conv2D"
+    assert conv.params == 8 * 3 * 3 * 3 + 8
+    assert conv.output_shape == "(32, 16, 16, 8)"
+    assert conv.bytes.get("parameters", 0) >= conv.params * 4
+    total_rows = sum(r.total for r in fp32.layers)
+    assert abs(total_rows - fp32.peak_bytes) <= 8 * len(fp32.layers)
+
+
+def test_inference_needs_less_than_training(compiled_cnn, fp32):
+    inf = jt.estimate(compiled_cnn, 32, training=False)
+    assert inf.training is False
+    assert inf.optimizer is None
+    assert inf.categories["optimizer_state"].bytes == 0
+    assert inf.categories["gradients"].bytes == 0
+    assert inf.peak_bytes < fp32.peak_bytes
+
+
+def test_at_agrees_with_a_fresh_estimate(compiled_cnn, fp32):
+    for n in (8, 128):
+        fresh = jt.estimate(compiled_cnn, n)
+        moved = fp32.at(n)
+        assert moved.batch_size == n
+        assert math.isclose(moved.peak_bytes, fresh.peak_bytes, rel_tol=0.05)
+    assert fp32.at(64).peak_bytes > fp32.at(8).peak_bytes
+
+
+def test_max_batch_size_is_the_boundary(fp32):
+    budget = fp32.at(100).total_bytes
+    n = fp32.max_batch_size(budget)
+    assert n >= 100
+    assert fp32.at(n).total_bytes <= budget
+    assert fp32.at(n + 1).total_bytes > budget
+    assert fp32.max_batch_size(fp32.overhead_bytes) == 0
+
+
+def test_optimizer_override_changes_state(compiled_cnn, fp32):
+    sgd = jt.estimate(compiled_cnn, 32, optimizer="sgd")
+    assert sgd.optimizer == "sgd"
+    assert sgd.categories["optimizer_state"].bytes < fp32.categories["optimizer_state"].bytes
+    rms = jt.estimate(compiled_cnn, 32, optimizer=keras.optimizers.RMSprop())
+    assert 0 < rms.categories["optimizer_state"].bytes < fp32.categories["optimizer_state"].bytes
+
+
+def test_uncompiled_model_is_estimated_with_adam_and_says_so():
+    model = small_cnn("plain")
+    fp = jt.estimate(model, 4)
+    assert fp.optimizer == "adam"
+    assert any("Adam" in note for note in fp.notes)
+
+
+def test_model_is_left_exactly_as_it_was():
+    model = small_cnn("untouched")
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x = np.random.rand(4, 16, 16, 3).astype("float32")
+    y = np.random.randint(0, 10, (4,))
+    model.train_on_batch(x, y)
+    weights = [w.numpy().copy() for w in model.weights]
+    opt_vars = [v.numpy().copy() for v in model.optimizer.variables]
+    iterations = int(model.optimizer.iterations.numpy())
+    n_opt_vars = len(model.optimizer.variables)
+    train_fn = model.train_function
+    loss_before = model.loss
+    jt.estimate(model, 16)
+    jt.estimate(model, 16, optimizer="rmsprop", training=True)
+    jt.estimate(model, 16, training=False)
+    assert all(np.array_equal(a, w.numpy()) for a, w in zip(weights, model.weights))
+    assert len(model.optimizer.variables) == n_opt_vars
+    assert int(model.optimizer.iterations.numpy()) == iterations
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(opt_vars, model.optimizer.variables))
+    assert model.train_function is train_fn
+    assert model.loss is loss_before
+    assert model.compiled
+
+
+def test_uncompiled_model_stays_uncompiled():
+    model = small_cnn("stays_plain")
+    jt.estimate(model, 4)
+    assert not model.compiled
+    assert getattr(model, "optimizer", None) is None
+
+
+def test_shared_layer_counts_weights_once_and_activations_per_call():
+    shared = keras.layers.Dense(256, activation="relu", name="shared")
+    inp = keras.Input((256,))
+    x = inp
+    for _ in range(4):
+        x = shared(x)
+    model = keras.Model(inp, keras.layers.Dense(1, name="head")(x))
+    once = keras.Sequential([keras.Input((256,)), keras.layers.Dense(256, activation="relu"), keras.layers.Dense(1)])
+    fp_shared = jt.estimate(model, 512, optimizer="sgd", loss="mse")
+    fp_once = jt.estimate(once, 512, optimizer="sgd", loss="mse")
+    assert fp_shared.categories["parameters"].bytes == fp_once.categories["parameters"].bytes
+    # four calls keep four activations for the backward pass
+    act_shared = fp_shared.categories["activations"].bytes + fp_shared.categories["temporaries"].bytes
+    act_once = fp_once.categories["activations"].bytes + fp_once.categories["temporaries"].bytes
+    assert act_shared > 2 * act_once
+
+
+def test_subclassed_model_after_a_call():
+    class Tiny(keras.Model):
+        def __init__(self):
+            super().__init__(name="tiny")
+            self.d1 = keras.layers.Dense(32, activation="relu")
+            self.d2 = keras.layers.Dense(3)
+
+        def call(self, x):
+            return self.d2(self.d1(x))
+
+    model = Tiny()
+    model(np.zeros((2, 16), "float32"))
+    fp = jt.estimate(model, 8)
+    assert fp.peak_bytes >= param_bytes(model)
+
+
+def test_several_inputs_and_outputs():
+    a = keras.Input((8,), name="a")
+    b = keras.Input((4,), name="b")
+    h = keras.layers.Concatenate()([a, b])
+    h = keras.layers.Dense(16, activation="relu")(h)
+    model = keras.Model([a, b], [keras.layers.Dense(3, name="c")(h), keras.layers.Dense(1, name="r")(h)])
+    model.compile(optimizer="sgd", loss=["mse", "mse"])
+    fp = jt.estimate(model, 16)
+    assert fp.categories["input_batch"].bytes >= 16 * 12 * 4
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_bad_batch_sizes_are_value_errors(compiled_cnn, bad):
+    with pytest.raises(ValueError, match="batch_size"):
+        jt.estimate(compiled_cnn, bad)
+
+
+@pytest.mark.parametrize("bad", ["x", 2.5, None, True])
+def test_non_integer_batch_sizes_are_type_errors(compiled_cnn, bad):
+    with pytest.raises(TypeError, match="batch_size"):
+        jt.estimate(compiled_cnn, bad)
+
+
+def test_not_a_model_is_a_type_error():
+    with pytest.raises(TypeError, match="keras.Model"):
+        jt.estimate(keras.layers.Dense(3), 4)
+    with pytest.raises(TypeError, match="keras.Model"):
+        jt.estimate("model", 4)
+
+
+def test_unknown_optimizer_and_precision_are_value_errors(compiled_cnn):
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        jt.estimate(compiled_cnn, 4, optimizer="warp-drive")
+    with pytest.raises(ValueError, match="precision"):
+        jt.estimate(compiled_cnn, 4, precision="float7")
+
+
+def test_unbuilt_subclassed_model_asks_to_be_built():
+    class Unbuilt(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.d(x)
+
+    with pytest.raises(ValueError, match="not been built"):
+        jt.estimate(Unbuilt(), 4)
+
+
+def test_dynamic_dimensions_need_input_shapes():
+    inp = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(100, 8)(inp)
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    model = keras.Model(inp, keras.layers.Dense(2)(x))
+    with pytest.raises(ValueError, match="input_shapes"):
+        jt.estimate(model, 4)
+    short = jt.estimate(model, 4, input_shapes=[(16,)])
+    long = jt.estimate(model, 4, input_shapes=[(4096,)])
+    assert long.peak_bytes > short.peak_bytes
+
+
+def test_to_dict_is_json_ready_and_round_trips_the_lines(fp32):
+    import json
+
+    data = json.loads(json.dumps(fp32.to_dict()))
+    assert data["peak_bytes"] == fp32.peak_bytes
+    for n in (1, 5, 32, 77, 600, 100_000):
+        best = max(data["lines"], key=lambda line: line["a"] + line["b"] * n)
+        pts = data["slack"]
+        if n <= pts[0]["batch_size"]:
+            slack = pts[0]["categories"]
+        elif n >= pts[-1]["batch_size"]:
+            slack = pts[-1]["categories"]
+        else:
+            lo, hi = next((p, q) for p, q in zip(pts, pts[1:]) if p["batch_size"] <= n <= q["batch_size"])
+            t = (math.log2(n) - math.log2(lo["batch_size"])) / (
+                math.log2(hi["batch_size"]) - math.log2(lo["batch_size"])
+            )
+            cats = set(lo["categories"]) | set(hi["categories"])
+            slack = {
+                c: lo["categories"].get(c, 0) + t * (hi["categories"].get(c, 0) - lo["categories"].get(c, 0))
+                for c in cats
+            }
+        expected = int(round(best["a"] + best["b"] * n + sum(slack.values())))
+        assert expected == fp32.at(n).peak_bytes
