@@ -652,6 +652,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             if frame and bound and bound > 0:
                 trips[frame] = max(trips.get(frame, 0), bound)
     default_trip = max(trips.values(), default=1)
+    pushed: set[tuple[str, int]] = set()
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
             node.inputs = [(s, i) for s, i in node.inputs if nodes.get(s) is None or nodes[s].op != "NextIteration"]
@@ -664,24 +665,37 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             src = nodes.get(node.inputs[0][0])
             spec = src.outputs[node.inputs[0][1]] if src and node.inputs[0][1] < len(src.outputs) else None
             if spec is not None and node.outputs:
-                node.outputs[0] = spec
+                node.outputs[0] = spec  # a view of its input: replay aliases it
             continue
         if elem is None:
             continue
         src = nodes.get(elem[0])
-        while src is not None and src.op in ("Identity", "Enter", "Switch", "Merge") and src.inputs:
+        while src is not None and src.op in ("Identity", "Enter", "Switch") and src.inputs:
             src = nodes.get(src.inputs[0][0])
-        if src is not None and src.op == "ReadVariableOp":
-            node.outputs[0] = (0.0, 0.0, None)  # a variable's value: shared, not copied
+        # A pushed tensor is a reference, not a copy: a variable's value, a
+        # loop-carried value (pushed where it was produced) or an element read
+        # from another list add nothing; one tensor pushed twice counts once.
+        if src is None or src.op in ("ReadVariableOp", "Merge", "TensorListGetItem") or (
+            src.name, elem[1]) in pushed:
+            node.outputs[0] = (0.0, 0.0, None)
             continue
+        pushed.add((src.name, elem[1]))
         src = nodes.get(elem[0])
         spec = src.outputs[elem[1]] if src and elem[1] < len(src.outputs) else None
         if spec is None or not node.outputs:
             continue
         trip = trips.get(_frame_of(node.name) or "", default_trip)
         a, b, dtype = spec
-        node.outputs[0] = (a * trip, b * trip, dtype)
-        _list_trip[id(node.outputs[0])] = trip
+        # The replay runs the body once and has no back edge, so the bytes the
+        # list holds at the loop's end are charged where it is created; the
+        # push itself writes into that list.
+        origin = _list_origin(nodes, node.inputs[0]) if node.inputs else None
+        target = origin if origin is not None else node
+        prev = target.outputs[0] if target.outputs and target.outputs[0] else (0.0, 0.0, dtype)
+        target.outputs[0] = (prev[0] + a * trip, prev[1] + b * trip, dtype)
+        _list_trip[id(target.outputs[0])] = trip
+        if origin is not None:
+            node.outputs[0] = (0.0, 0.0, dtype)
     # Reads of the lists, now that their sizes are known.
     for node in nodes.values():
         if node.op == "TensorListPopBack" and len(node.outputs) > 1 and node.outputs[1] is None:
@@ -693,16 +707,37 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             node.outputs[0] = _list_size(nodes, node.inputs[0])
 
 
+def _list_origin(nodes, tensor, depth: int = 0):
+    """Where the TensorList flowing into ``tensor`` enters its loop.
+
+    Grappler may merge identical list-creating ops of two loops into one; each
+    loop still fills its own copy, so the bytes are charged at the loop's own
+    Enter (which then allocates instead of aliasing), or at the creating op.
+    """
+    node = nodes.get(tensor[0])
+    if node is None or depth > 16:
+        return None
+    if node.op in ("EmptyTensorList", "TensorListReserve", "_ListEnter"):
+        return node
+    if node.inputs and node.op in ("Enter", "Identity", "Merge", "Switch", "NextIteration"):
+        found = _list_origin(nodes, node.inputs[0], depth + 1)
+        if node.op == "Enter" and found is not None and found.op != "_ListEnter":
+            node.op = "_ListEnter"
+            return node
+        return found
+    return None
+
+
 def _list_size(nodes, tensor, depth: int = 0):
     """The bytes a TensorList holds, following it back through loop plumbing."""
     node = nodes.get(tensor[0])
     if node is None or depth > 16:
         return None
-    if node.op in ("TensorListPushBack", "TensorListSetItem", "TensorListFromTensor"):
+    if node.op in ("TensorListPushBack", "TensorListSetItem", "TensorListFromTensor", "EmptyTensorList", "TensorListReserve"):
         spec = node.outputs[0] if node.outputs else None
         return spec if spec and (spec[0] or spec[1]) else None
-    if node.inputs and node.op in ("Enter", "Exit", "Identity", "Merge", "Switch", "NextIteration"):
-        for src in node.inputs:
+    if node.inputs and node.op in ("Enter", "Exit", "Identity", "Merge", "Switch", "NextIteration", "TensorListPushBack", "TensorListSetItem"):
+        for src in node.inputs[:1]:
             found = _list_size(nodes, src, depth + 1)
             if found is not None:
                 return found

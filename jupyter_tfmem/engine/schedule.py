@@ -225,7 +225,10 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     op = node.op
     if op in NO_BUFFER_OPS:
         return None
-    if op == "TensorListPopBack" and idx == 0 and in_bufs and in_bufs[0] is not None:
+    if (
+        (op in ("TensorListPopBack", "TensorListPushBack", "TensorListSetItem", "TensorListFromTensor") and idx == 0)
+        or op == "TensorListGetItem"
+    ) and in_bufs and in_bufs[0] is not None:
         return in_bufs[0]
     if op in ALIAS_OPS or op == "ReadVariableOp":
         src = in_bufs[idx] if op == "IdentityN" and idx < len(in_bufs) else (in_bufs[0] if in_bufs else None)
