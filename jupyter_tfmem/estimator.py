@@ -80,6 +80,10 @@ def estimate(
         )
     del opt
     gc.collect()
+    if precision is not None:
+        import dataclasses
+
+        fp = dataclasses.replace(fp, precision=keras.dtype_policies.get(precision).name)
     return fp
 
 
@@ -193,24 +197,40 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
         ) from None
     if policy.name == model.dtype_policy.name:
         return model
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
     try:
-        clone = keras.models.clone_model(model)
+        config = _with_dtype(model.get_config(), policy.name)
+        clone = type(model).from_config(config)
     except Exception as err:
         raise ValueError(
             f"cannot rebuild this model under precision {precision!r} ({err}); "
             "build it under that dtype policy yourself and pass precision=None"
         ) from None
-    finally:
-        keras.config.set_dtype_policy(previous)
     if getattr(model, "compiled", False):
-        clone.compile(
-            optimizer=_fresh_optimizer(model.optimizer),
-            loss=model.loss,
-        )
+        clone.compile(optimizer=_fresh_optimizer(model.optimizer), loss=model.loss)
     notes.append(f"Estimated under the dtype policy {policy.name}.")
     return clone
+
+
+def _with_dtype(config: Any, policy: str) -> Any:
+    """A layer config with every layer's dtype policy replaced (inputs keep theirs)."""
+    if isinstance(config, dict):
+        out = {}
+        is_input = config.get("class_name") == "InputLayer"
+        for key, value in config.items():
+            if key == "dtype" and not is_input and (
+                isinstance(value, dict) and value.get("class_name", "").endswith("DTypePolicy")
+                or isinstance(value, str) and value in _POLICY_NAMES
+            ):
+                out[key] = policy
+            else:
+                out[key] = _with_dtype(value, policy)
+        return out
+    if isinstance(config, list):
+        return [_with_dtype(v, policy) for v in config]
+    return config
+
+
+_POLICY_NAMES = ("float32", "float16", "bfloat16", "float64", "mixed_float16", "mixed_bfloat16")
 
 
 def _input_specs(model: Any, input_shapes: Any) -> Any:
