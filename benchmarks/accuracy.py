@@ -1,0 +1,416 @@
+"""Accuracy benchmark: the estimator and two everyday baselines against measured peaks.
+
+    python benchmarks/accuracy.py                      # whole zoo, writes docs/accuracy.md
+    python benchmarks/accuracy.py --cases mlp_infer    # a subset, printed only
+    python benchmarks/accuracy.py --remeasure          # refresh the cached ground truth
+
+Each case is measured by ``jupyter_tfmem.measurement.measure_builder``: the
+median of ``--runs`` fresh processes, each building the model itself.  Measured
+peaks are cached in ``benchmarks/results/measured.json`` keyed by case and TF
+version, so the estimator can be re-benchmarked in seconds.  Estimates and
+baselines are computed in one separate child process, so this process never
+imports TensorFlow and stays clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from jupyter_tfmem.measurement import Measurement, measure_builder  # noqa: E402
+from jupyter_tfmem.zoo import CASES, ZooCase, get_case  # noqa: E402
+
+CACHE = HERE / "results" / "measured.json"
+#: Measurements under --env switches: kept apart from the figures the docs use.
+VARIANTS_CACHE = HERE / "results" / "measured_variants.json"
+DOCS = ROOT / "docs" / "accuracy.md"
+MIB = 2**20
+
+
+# --------------------------------------------------------------------------
+# Ground truth (cached).
+# --------------------------------------------------------------------------
+
+
+def tf_version() -> str:
+    """The installed TensorFlow version, read without importing TensorFlow."""
+    return importlib.metadata.version("tensorflow")
+
+
+def cache_key(case: str, env: dict[str, str]) -> str:
+    """Cache key: case + TF version (+ any environment switches measured under)."""
+    key = f"{case}@tf{tf_version()}"
+    if env:
+        key += "+" + ",".join(f"{k}={v}" for k, v in sorted(env.items()))
+    return key
+
+
+def load_cache(path: Path = CACHE) -> dict[str, Any]:
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    return {}
+
+
+def save_cache(cache: dict[str, Any], path: Path = CACHE) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(dict(sorted(cache.items())), indent=1, sort_keys=False)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any]:
+    """Measure one case in ``runs`` fresh processes; the record that goes into the cache."""
+    started = time.perf_counter()
+    result = measure_builder(
+        case.name,
+        case.batch_size,
+        training=case.training,
+        optimizer=case.optimizer,
+        loss=case.loss,
+        runs=runs,
+        env=env or None,
+    )
+    record = result.to_dict()
+    record["wall_seconds"] = round(time.perf_counter() - started, 2)
+    record["measured_on"] = _dt.date.today().isoformat()
+    record["env"] = env
+    return record
+
+
+def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
+                    env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Cached records for ``cases``, measuring the missing (or all, with ``remeasure``)."""
+    cache_path = VARIANTS_CACHE if env else CACHE
+    cache = load_cache(cache_path)
+    todo = [c for c in cases if remeasure or cache_key(c.name, env) not in cache
+            or len(cache[cache_key(c.name, env)]["runs"]) < runs]
+
+    def work(case: ZooCase) -> tuple[ZooCase, dict[str, Any]]:
+        print(f"  measuring {case.name} ({runs} fresh processes)...", flush=True)
+        return case, measure_case(case, runs, env)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for case, record in pool.map(work, todo):
+            cache[cache_key(case.name, env)] = record
+            save_cache(cache, cache_path)  # keep what is done if a later case fails
+            print(f"  {case.name}: median {record['peak_bytes'] / MIB:.1f} MiB, "
+                  f"spread {record['spread']:.1%}, {record['wall_seconds']:.0f} s", flush=True)
+    return {c.name: cache[cache_key(c.name, env)] for c in cases}
+
+
+# --------------------------------------------------------------------------
+# Estimates and baselines, in a child process.
+# --------------------------------------------------------------------------
+
+
+def estimate_worker(names: list[str], out: str) -> None:
+    """Child process: build each case, run the estimator and the baselines on it."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.path.insert(0, str(HERE))
+    from baselines import BASELINES
+
+    try:
+        from jupyter_tfmem import estimate
+
+        estimate_error = None
+    except ImportError as exc:  # the estimator is written in parallel with this benchmark
+        estimate = None
+        estimate_error = f"{type(exc).__name__}: {exc}"
+
+    results: dict[str, Any] = {}
+    for name in names:
+        case = get_case(name)
+        model = case.builder()
+        row: dict[str, Any] = {}
+        for label, rule in BASELINES.items():
+            row[label] = rule(model, case.batch_size, training=case.training,
+                              optimizer=case.optimizer)
+        if estimate is None:
+            row["estimate_error"] = estimate_error
+        else:
+            started = time.perf_counter()
+            try:
+                footprint = estimate(model, case.batch_size, training=case.training,
+                                     optimizer=case.make_optimizer(), loss=case.loss)
+                row["estimate"] = int(footprint.peak_bytes)
+            except Exception as exc:
+                row["estimate_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            row["estimate_seconds"] = round(time.perf_counter() - started, 3)
+        results[name] = row
+        print(f"  estimated {name}", file=sys.stderr, flush=True)
+    Path(out).write_text(json.dumps(results), encoding="utf-8")
+
+
+def run_estimates(names: list[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tfmem-bench-") as tmp:
+        out = os.path.join(tmp, "estimates.json")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--estimate-worker",
+               "--cases", ",".join(names), "--out", out]
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not os.path.exists(out):
+            raise RuntimeError(f"estimate process failed:\n{proc.stderr[-3000:]}")
+        return json.loads(Path(out).read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------
+# Report.
+# --------------------------------------------------------------------------
+
+
+def rel_error(estimate: float | None, measured: float) -> float | None:
+    if estimate is None or not measured:
+        return None
+    return (estimate - measured) / measured
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1%}"
+
+
+def summarize(errors: list[float | None]) -> str:
+    values = [abs(e) for e in errors if e is not None]
+    if not values:
+        return "no estimates"
+    return (f"median |error| {statistics.median(values):.1%}, "
+            f"worst |error| {max(values):.1%} over {len(values)} cases")
+
+
+def build_rows(cases: list[ZooCase], measured: dict[str, Any],
+               estimates: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for case in cases:
+        meas = Measurement.from_dict(measured[case.name])
+        est_row = estimates.get(case.name, {})
+        est = est_row.get("estimate")
+        rows.append({
+            "case": case.name,
+            "batch": case.batch_size,
+            "step": _step_label(case),
+            "estimate": est,
+            "estimate_error": est_row.get("estimate_error"),
+            "measured": meas.peak_bytes,
+            "low": meas.low,
+            "high": meas.high,
+            "spread": meas.spread,
+            "error": rel_error(est, meas.peak_bytes),
+            "in_range": None if est is None else meas.contains(est),
+            "estimate_seconds": est_row.get("estimate_seconds"),
+            "measure_seconds": measured[case.name].get("wall_seconds"),
+            "cs231n": est_row.get("cs231n"),
+            "cs231n_error": rel_error(est_row.get("cs231n"), meas.peak_bytes),
+            "stackoverflow": est_row.get("stackoverflow"),
+            "stackoverflow_error": rel_error(est_row.get("stackoverflow"), meas.peak_bytes),
+        })
+    return rows
+
+
+def _step_label(case: ZooCase) -> str:
+    if not case.training:
+        return "inference"
+    opt = case.optimizer
+    if isinstance(opt, dict):
+        name = str(opt.get("class_name", "")).lower()
+        if opt.get("config", {}).get("momentum"):
+            name += "+momentum"
+        return f"train {name}"
+    return f"train {opt}"
+
+
+def _mib(value: float | None) -> str:
+    return "n/a" if value is None else f"{value / MIB:.1f}"
+
+
+def _yes_no(value: bool | None) -> str:
+    return "n/a" if value is None else ("yes" if value else "no")
+
+
+def _secs(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+HEADER = ["case", "batch", "step", "estimate MiB", "measured MiB (median)", "range MiB",
+          "spread", "error", "in range", "estimate s", "measure s",
+          "CS231n error", "SO error"]
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    out = []
+    for r in rows:
+        out.append([
+            r["case"], str(r["batch"]), r["step"], _mib(r["estimate"]), _mib(r["measured"]),
+            f"{_mib(r['low'])} to {_mib(r['high'])}", f"{r['spread']:.1%}", _pct(r["error"]),
+            _yes_no(r["in_range"]), _secs(r["estimate_seconds"]), _secs(r["measure_seconds"]),
+            _pct(r["cs231n_error"]), _pct(r["stackoverflow_error"]),
+        ])
+    return out
+
+
+def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
+    in_range = [r["in_range"] for r in rows if r["in_range"] is not None]
+    lines = [
+        f"jupyter_tfmem.estimate: {summarize([r['error'] for r in rows])}"
+        + (f"; inside the measured range in {sum(in_range)} of {len(in_range)}"
+           if in_range else ""),
+        f"CS231n rule of thumb: {summarize([r['cs231n_error'] for r in rows])}",
+        f"Stack Overflow get_model_memory_usage: "
+        f"{summarize([r['stackoverflow_error'] for r in rows])}",
+    ]
+    missing = sorted({r["estimate_error"] for r in rows if r["estimate_error"]})
+    lines.extend(f"estimate unavailable: {m}" for m in missing)
+    return lines
+
+
+def print_report(rows: list[dict[str, Any]]) -> None:
+    from tabulate import tabulate
+
+    print(tabulate(table_rows(rows), headers=HEADER, disable_numparse=True))
+    print()
+    for line in summary_lines(rows):
+        print(line)
+
+
+def machine_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f", {int(line.split()[1]) / 2**20:.0f} GiB RAM"
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}"
+
+
+def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any],
+               path: Path = DOCS) -> None:
+    from tabulate import tabulate
+
+    devices = sorted({m.get("device", "?") for m in measured.values()})
+    notes = sorted({n for m in measured.values() for n in m.get("notes", [])
+                    if n.startswith("oneDNN")})
+    dates = sorted({m.get("measured_on", "?") for m in measured.values()})
+    text = [
+        "# Accuracy",
+        "",
+        "Estimated peak (`jupyter_tfmem.estimate(...).peak_bytes`) against the peak of TF's",
+        "own allocator over one steady-state step (`jupyter_tfmem.measure`: fresh process,",
+        "BFC allocator, one warm-up step, `reset_memory_stats`, one step, read `peak`),",
+        "median of several fresh processes. The measured range is shown next to every",
+        "error: an estimate inside it is as good as the ground truth allows.",
+        "",
+        "Written by `benchmarks/accuracy.py`; do not edit by hand.",
+        "",
+        f"- Command: `{command}`",
+        f"- Date: {_dt.date.today().isoformat()} (measured on {', '.join(dates)})",
+        f"- Machine: {machine_description()}",
+        f"- TensorFlow {tf_version()}, Keras {importlib.metadata.version('keras')}, "
+        f"Python {platform.python_version()}; device {', '.join(devices)}; "
+        + "; ".join(notes),
+        "",
+        "## Summary",
+        "",
+        *[f"- {line}" for line in summary_lines(rows)],
+        "",
+        "## Per case",
+        "",
+        tabulate(table_rows(rows), headers=HEADER, tablefmt="github", disable_numparse=True),
+        "",
+        "Error is (estimate - measured median) / measured median. *estimate s* is the time",
+        "of one `estimate` call on a built model; *measure s* is the wall time of all",
+        "measuring processes for the case (each imports TensorFlow and builds the model).",
+        "The baselines are described in `benchmarks/baselines.py`; the zoo in",
+        "`jupyter_tfmem/zoo.py`.",
+        "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(text), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------
+
+
+def parse_env(items: list[str]) -> dict[str, str]:
+    env = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--env takes NAME=VALUE, got {item!r}")
+        env[key] = value
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", help="comma-separated case names (default: the whole zoo)")
+    parser.add_argument("--runs", type=int, default=3, help="fresh processes per case")
+    parser.add_argument("--jobs", type=int, default=1, help="cases measured at once")
+    parser.add_argument("--remeasure", action="store_true", help="ignore cached measurements")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="environment for measuring (cached separately, no docs)")
+    parser.add_argument("--docs", help="write the Markdown table here "
+                        "(default: docs/accuracy.md for a full, default-environment run)")
+    parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
+    parser.add_argument("--estimate-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    names = args.cases.split(",") if args.cases else list(CASES)
+    try:
+        cases = [get_case(n.strip()) for n in names if n.strip()]
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.estimate_worker:
+        estimate_worker([c.name for c in cases], args.out)
+        return 0
+    if args.runs < 1 or args.jobs < 1:
+        parser.error("--runs and --jobs must be at least 1")
+    env = parse_env(args.env)
+
+    cache_path = VARIANTS_CACHE if env else CACHE
+    print(f"ground truth for {len(cases)} case(s) (cache: {cache_path.relative_to(ROOT)})")
+    measured = ensure_measured(cases, args.runs, args.jobs, args.remeasure, env)
+    if args.measure_only:
+        estimates: dict[str, Any] = {}
+    else:
+        print("estimating in a child process...", flush=True)
+        estimates = run_estimates([c.name for c in cases])
+    rows = build_rows(cases, measured, estimates)
+    print()
+    print_report(rows)
+
+    docs = Path(args.docs) if args.docs else (DOCS if not args.cases and not env else None)
+    if docs is not None and not args.measure_only:
+        command = "python benchmarks/accuracy.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]))
+        write_docs(rows, command.strip(), measured, docs)
+        print(f"\nwrote {docs}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

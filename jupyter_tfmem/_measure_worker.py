@@ -1,0 +1,364 @@
+"""Subprocess entry of ``measure``: one fresh process, one model, one measured step.
+
+Run as ``python -m jupyter_tfmem._measure_worker SPEC.json RESULT.json``.  The
+spec says where the model comes from (a ``.keras`` file the parent wrote, a zoo
+case, or a ``module:function`` builder) and which step to run; the result is
+written to a file, not stdout, so that prints from user code or TF cannot
+corrupt it.
+
+The allocator environment must be set before TensorFlow is imported, which is
+why this module sets it at the top and imports TF only inside ``main``.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before any TensorFlow import: the CPU then uses the BFC allocator, as GPUs do.
+os.environ["TF_CPU_ALLOCATOR_USE_BFC"] = "true"
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import gc
+import importlib
+import json
+import sys
+import time
+import traceback
+from typing import Any
+
+from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER
+
+#: Integer inputs without an Embedding to bound them get tokens in [0, this).
+SMALL_INT_RANGE = 2
+
+
+def _resolve_callable(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"builder path {path!r} is not of the form 'module:function'")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"{path!r} is not callable")
+    return obj
+
+
+def _apply_precision(keras: Any, model: Any, precision: str) -> Any:
+    """Rebuild a loaded model with every layer under ``precision`` (weights are irrelevant).
+
+    Each layer's config names its own dtype policy, so a global policy alone
+    would change nothing; the config is rewritten layer by layer instead.  The
+    compile config carries over, so a compiled model keeps its optimizer and loss.
+    """
+
+    def clone_layer(layer: Any) -> Any:
+        config = layer.get_config()
+        if "dtype" in config:
+            config["dtype"] = precision
+        return layer.__class__.from_config(config)
+
+    clone = keras.models.clone_model(model, clone_function=clone_layer)
+    if getattr(model, "compiled", False):
+        clone.compile_from_config(model.get_compile_config())
+    return clone
+
+
+def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
+    source = spec["source"]
+    precision = spec.get("precision")
+    kind = source["kind"]
+    if kind == "file":
+        for module_name in spec.get("imports") or ():
+            importlib.import_module(module_name)
+        compile_saved = bool(spec["training"] and source.get("compiled"))
+        # The file was written by our own parent from the user's in-memory model,
+        # so Lambda layers in it are the user's own code.
+        model = keras.models.load_model(source["path"], compile=compile_saved, safe_mode=False)
+        if precision is not None:
+            model = _apply_precision(keras, model, precision)
+            notes.append(f"layers rebuilt under dtype policy {precision!r}")
+        return model
+    if precision is not None:
+        keras.mixed_precision.set_global_policy(precision)
+        notes.append(f"built under global dtype policy {precision!r}")
+    if kind == "zoo":
+        from jupyter_tfmem.zoo import get_case
+
+        return get_case(source["name"]).builder()
+    if kind == "callable":
+        return _resolve_callable(source["path"])()
+    raise ValueError(f"unknown model source {kind!r}")
+
+
+def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> None:
+    """Compile for training: the model's own compile config unless the spec overrides it."""
+    optimizer = spec.get("optimizer")
+    loss = spec.get("loss")
+    if getattr(model, "compiled", False):
+        if optimizer is None and loss is None:
+            notes.append("compiled with the model's own compile config")
+            return
+        # Keep everything else the model was compiled with (metrics, loss
+        # weights, jit_compile); only the overridden parts change.
+        config = keras.saving.deserialize_keras_object(model.get_compile_config() or {})
+        if optimizer is not None:
+            config["optimizer"] = keras.optimizers.get(optimizer)
+            notes.append("optimizer overridden; rest of the model's compile config kept")
+        if loss is not None:
+            config["loss"] = _deserialize_loss(keras, loss)
+            notes.append("loss overridden; rest of the model's compile config kept")
+        model.compile(**config)
+        return
+    if optimizer is None:
+        optimizer = DEFAULT_OPTIMIZER
+        notes.append(f"no optimizer given and model not compiled: used {DEFAULT_OPTIMIZER!r}")
+    elif isinstance(optimizer, dict):
+        optimizer = keras.optimizers.get(optimizer)
+    if loss is None:
+        loss = DEFAULT_LOSS
+        notes.append(f"no loss given and model not compiled: used {DEFAULT_LOSS!r} per output")
+    else:
+        loss = _deserialize_loss(keras, loss)
+    model.compile(optimizer=optimizer, loss=loss)
+
+
+def _deserialize_loss(keras: Any, loss: Any) -> Any:
+    if isinstance(loss, str):
+        return loss
+    if isinstance(loss, list):
+        return [_deserialize_loss(keras, item) for item in loss]
+    if isinstance(loss, dict) and "class_name" not in loss:
+        return {key: _deserialize_loss(keras, item) for key, item in loss.items()}
+    return keras.losses.deserialize(loss)
+
+
+def _loss_name(loss: Any) -> str:
+    if loss is None:
+        return ""
+    if isinstance(loss, str):
+        return loss
+    name = getattr(loss, "name", None) or getattr(loss, "__name__", None)
+    if not name and hasattr(loss, "fn"):
+        name = getattr(loss.fn, "__name__", "")
+    return f"{type(loss).__name__} {name or ''}"
+
+
+def _losses_per_output(model: Any, n_outputs: int) -> list[Any]:
+    loss = getattr(model, "loss", None)
+    if isinstance(loss, (list, tuple)):
+        return list(loss) + [None] * (n_outputs - len(loss))
+    if isinstance(loss, dict):
+        names = list(getattr(model, "output_names", []) or [])
+        return [loss.get(name) for name in names] if len(names) == n_outputs else [None] * n_outputs
+    return [loss] * n_outputs
+
+
+def _input_specs(model: Any, shapes: list[list[int]] | None) -> list[tuple[tuple[Any, ...], str]]:
+    """(shape with a None batch, dtype) per input; ``shapes`` fills in unknown dimensions."""
+    try:
+        inputs = model.inputs
+    except (AttributeError, ValueError):
+        inputs = None
+    if inputs:
+        specs = [(tuple(t.shape), str(t.dtype)) for t in inputs]
+        if shapes is not None:
+            if len(shapes) != len(specs):
+                raise ValueError(f"the model has {len(specs)} inputs but "
+                                 f"{len(shapes)} input shapes were given")
+            specs = [((None, *s), dtype) for s, (_, dtype) in zip(shapes, specs, strict=True)]
+        return specs
+    if shapes is not None:
+        return [((None, *s), "float32") for s in shapes]
+    built = getattr(model, "_build_shapes_dict", None)
+    if built:
+        return [((None, *tuple(shape)[1:]), "float32") for shape in built.values()]
+    raise ValueError(
+        "cannot tell the model's input shapes: build it first "
+        "(call it on a batch or use keras.Input), or pass input_shapes"
+    )
+
+
+def _pack_inputs(model: Any, flat: list[Any]) -> Any:
+    """Nest the inputs as the model declared them (dicts of named inputs, lists)."""
+    struct = getattr(model, "_inputs_struct", None)
+    if struct is not None:
+        from keras import tree
+
+        try:
+            return tree.pack_sequence_as(struct, flat)
+        except (TypeError, ValueError):
+            pass
+    return flat[0] if len(flat) == 1 else flat
+
+
+def _output_specs(keras: Any, model: Any, inputs: list[Any]) -> list[tuple[tuple[Any, ...], str]]:
+    try:
+        outputs = model.outputs
+    except (AttributeError, ValueError):
+        outputs = None
+    if not outputs or any(d is None for t in outputs for d in tuple(t.shape)[1:]):
+        symbolic = [keras.KerasTensor(shape, dtype=dtype) for shape, dtype in inputs]
+        outputs = keras.tree.flatten(model.compute_output_spec(_pack_inputs(model, symbolic)))
+    return [(tuple(t.shape), str(t.dtype)) for t in outputs]
+
+
+def _vocab_bound(model: Any) -> int | None:
+    sizes = []
+    stack = [model]
+    seen: set[int] = set()
+    while stack:
+        layer = stack.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        dim = getattr(layer, "input_dim", None)
+        if type(layer).__name__ == "Embedding" and isinstance(dim, int):
+            sizes.append(dim)
+        stack.extend(getattr(layer, "layers", None) or [])
+        stack.extend(getattr(layer, "_layers", None) or [])
+    return min(sizes) if sizes else None
+
+
+def _concrete(shape: tuple[Any, ...], batch_size: int, what: str) -> list[int]:
+    dims = [batch_size, *shape[1:]]
+    if any(d is None for d in dims):
+        raise ValueError(f"{what} has an unknown dimension {shape}; give the model fixed shapes")
+    return [int(d) for d in dims]
+
+
+def _make_batch(tf: Any, keras: Any, model: Any, batch_size: int, training: bool,
+                input_shapes: list[list[int]] | None, notes: list[str]) -> tuple[Any, Any]:
+    """Random inputs (and targets) made by TF ops, so they live in TF's allocator."""
+    specs = _input_specs(model, input_shapes)
+    vocab = _vocab_bound(model)
+    xs = []
+    for shape, dtype in specs:
+        dims = _concrete(shape, batch_size, "an input")
+        tf_dtype = tf.as_dtype(dtype)
+        if tf_dtype.is_floating:
+            xs.append(tf.random.uniform(dims, dtype=tf_dtype))
+        elif tf_dtype.is_integer:
+            high = vocab if vocab else SMALL_INT_RANGE
+            draw_dtype = tf.int64 if tf_dtype.size == 8 else tf.int32
+            tokens = tf.random.uniform(dims, 0, high, dtype=draw_dtype)
+            xs.append(tokens if tf_dtype == draw_dtype else tf.cast(tokens, tf_dtype))
+            notes.append(f"integer input drawn in [0, {high})"
+                         + (" (smallest Embedding input_dim)" if vocab else ""))
+        elif tf_dtype.is_bool:
+            xs.append(tf.random.uniform(dims) < 0.5)
+        else:
+            raise ValueError(f"cannot make random inputs of dtype {dtype}")
+    x = _pack_inputs(model, xs)
+    if not training:
+        return x, None
+    out_specs = _output_specs(keras, model, specs)
+    losses = _losses_per_output(model, len(out_specs))
+    ys = []
+    for (shape, dtype), loss in zip(out_specs, losses, strict=True):
+        dims = _concrete(shape, batch_size, "an output")
+        if "sparse" in _loss_name(loss).lower():
+            ys.append(tf.random.uniform(dims[:-1], 0, max(dims[-1], 1), dtype=tf.int32))
+        else:
+            # Same dtype as the output, as the estimator assumes (float16 under
+            # a mixed policy whose last layer is not float32).
+            out_dtype = tf.as_dtype(dtype)
+            ys.append(tf.random.uniform(dims, dtype=out_dtype if out_dtype.is_floating
+                                        else tf.float32))
+    y = ys[0] if len(ys) == 1 else ys
+    return x, y
+
+
+def _onednn_note() -> str:
+    value = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
+    if value is None:
+        return "oneDNN: TF default (on for x86 Linux builds)"
+    return f"oneDNN: TF_ENABLE_ONEDNN_OPTS={value}"
+
+
+def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
+    """Load, compile, warm up, reset the allocator's peak, run one step, read the peak.
+
+    ``phase[0]`` tracks how far it got, so that a failure can say what to fix.
+    """
+    phase = phase if phase is not None else ["start"]
+    started = time.perf_counter()
+    import keras
+    import tensorflow as tf
+
+    notes: list[str] = [_onednn_note()]
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        tf.config.experimental.set_memory_growth(gpu, True)
+    device = spec.get("device") or ("GPU:0" if gpus else "CPU:0")
+    batch_size = int(spec["batch_size"])
+    training = bool(spec["training"])
+
+    with tf.device(device):
+        phase[0] = "load"
+        model = _load_model(keras, spec, notes)
+        phase[0] = "compile"
+        if training:
+            _compile(keras, model, spec, notes)
+            notes.append(f"optimizer {type(model.optimizer).__name__}; "
+                         f"jit_compile={getattr(model, 'jit_compile', None)}")
+        phase[0] = "batch"
+        x, y = _make_batch(tf, keras, model, batch_size, training,
+                           spec.get("input_shapes"), notes)
+        phase[0] = "step"
+
+        def step() -> None:
+            if training:
+                model.train_on_batch(x, y)
+            else:
+                model.predict_on_batch(x)
+
+        step()  # warm-up: traces the function, builds optimizer slots
+        gc.collect()
+        tf.config.experimental.reset_memory_stats(device)
+        before = tf.config.experimental.get_memory_info(device)["current"]
+        step_started = time.perf_counter()
+        step()
+        step_seconds = time.perf_counter() - step_started
+        info = tf.config.experimental.get_memory_info(device)
+
+    return {
+        "peak_bytes": int(info["peak"]),
+        "current_before": int(before),
+        "current_after": int(info["current"]),
+        "device": device,
+        "tf_version": tf.__version__,
+        "keras_version": keras.__version__,
+        "step_seconds": step_seconds,
+        "seconds": time.perf_counter() - started,
+        "notes": sorted(set(notes), key=notes.index),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: read the spec file, run, write the result file."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m jupyter_tfmem._measure_worker SPEC.json RESULT.json",
+              file=sys.stderr)
+        return 2
+    with open(args[0], encoding="utf-8") as fh:
+        spec = json.load(fh)
+    phase = ["start"]
+    try:
+        result = run(spec, phase)
+    except Exception as exc:
+        # The parent turns this into a TypeError/RuntimeError; the traceback
+        # still goes to stderr for the tail it quotes.
+        traceback.print_exc()
+        result = {"error": type(exc).__name__, "message": str(exc)[:2000], "phase": phase[0]}
+        with open(args[1], "w", encoding="utf-8") as fh:
+            json.dump(result, fh)
+        return 3
+    with open(args[1], "w", encoding="utf-8") as fh:
+        json.dump(result, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

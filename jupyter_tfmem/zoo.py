@@ -1,0 +1,278 @@
+"""The public benchmark zoo: named models, each with the batch and step it is measured at.
+
+Every model is built from code (``weights=None``, nothing is downloaded) at small
+input sizes, so that one measurement takes seconds on a 2-core CPU while the
+zoo still spans the shapes that break simple estimators: deep CNNs with
+batch-norm, parallel skip branches, recurrent loops, attention, and embedding
+tables far larger than any activation.
+
+Keras is imported inside the builders only, so listing the cases costs nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["CASES", "ZooCase", "case_names", "get_case"]
+
+#: ``(shape without the batch axis, dtype)`` for each model input, in order.
+InputSpec = tuple[tuple[tuple[int, ...], str], ...]
+#: An optimizer as Keras accepts it: a name or a ``{"class_name", "config"}`` dict.
+OptimizerSpec = str | Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class ZooCase:
+    """One benchmark case: how to build the model and which step to measure.
+
+    ``builder`` returns a fresh, uncompiled ``keras.Model``; the case says how
+    to compile it (``optimizer``, ``loss``) so that the estimator and the
+    measurement see exactly the same work.
+    """
+
+    name: str
+    builder: Callable[[], Any]
+    batch_size: int
+    training: bool
+    optimizer: OptimizerSpec | None
+    loss: str | None
+    inputs: InputSpec
+    description: str
+
+    @property
+    def builder_path(self) -> str:
+        """``module:function`` of the builder, importable in a fresh process."""
+        return f"{self.builder.__module__}:{self.builder.__name__}"
+
+    def make_optimizer(self) -> Any:
+        """A new Keras optimizer instance for this case (``None`` for inference)."""
+        if self.optimizer is None:
+            return None
+        import keras
+
+        spec = self.optimizer
+        if isinstance(spec, Mapping):
+            spec = dict(spec)
+        return keras.optimizers.get(spec)
+
+
+def _keras() -> Any:
+    import keras
+
+    return keras
+
+
+# --------------------------------------------------------------------------
+# Builders.  Each returns a new uncompiled model; none downloads anything.
+# --------------------------------------------------------------------------
+
+
+def resnet50_64() -> Any:
+    """ResNet50 (keras.applications) on 64x64 RGB, 10 classes."""
+    return _keras().applications.ResNet50(
+        weights=None, input_shape=(64, 64, 3), classes=10, classifier_activation="softmax"
+    )
+
+
+def mobilenetv2_96() -> Any:
+    """MobileNetV2 (depthwise convolutions, ReLU6) on 96x96 RGB, 10 classes."""
+    return _keras().applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def vgg16_64() -> Any:
+    """VGG16 with its dense top on 64x64 RGB: few activations, ~39M parameters."""
+    return _keras().applications.VGG16(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def densenet121_64() -> Any:
+    """DenseNet121 on 64x64 RGB: many concatenations of growing feature maps."""
+    return _keras().applications.DenseNet121(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def efficientnetb0_64() -> Any:
+    """EfficientNetB0 on 64x64 RGB: squeeze-excite blocks and swish activations."""
+    return _keras().applications.EfficientNetB0(
+        weights=None, input_shape=(64, 64, 3), classes=10
+    )
+
+
+def unet_small() -> Any:
+    """A small U-Net on 64x64 RGB: encoder feature maps stay alive for the decoder."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((64, 64, 3), name="image")
+    skips = []
+    x = inp
+    for filters in (16, 32, 64):
+        x = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        x = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        skips.append(x)
+        x = layers.MaxPooling2D()(x)
+    x = layers.Conv2D(128, 3, padding="same", activation="relu")(x)
+    for filters, skip in zip((64, 32, 16), reversed(skips), strict=True):
+        x = layers.Conv2DTranspose(filters, 2, strides=2, padding="same")(x)
+        x = layers.Concatenate()([x, skip])
+        x = layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+    out = layers.Conv2D(1, 1, activation="sigmoid", name="mask")(x)
+    return keras.Model(inp, out, name="unet_small")
+
+
+def mlp() -> Any:
+    """A 784-1024-1024-10 multilayer perceptron with dropout."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((784,), name="pixels")
+    x = layers.Dense(1024, activation="relu")(inp)
+    x = layers.Dropout(0.2)(x)
+    x = layers.Dense(1024, activation="relu")(x)
+    x = layers.Dropout(0.2)(x)
+    out = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inp, out, name="mlp")
+
+
+def lstm_text() -> Any:
+    """Embedding(20000, 64) + LSTM(128) sentiment classifier over 100 tokens."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((100,), dtype="int32", name="tokens")
+    x = layers.Embedding(20000, 64)(inp)
+    x = layers.LSTM(128)(x)
+    out = layers.Dense(1, activation="sigmoid")(x)
+    return keras.Model(inp, out, name="lstm_text")
+
+
+def gru_tagger() -> Any:
+    """Embedding + stacked GRUs returning sequences: a per-token tagger over 80 tokens."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((80,), dtype="int32", name="tokens")
+    x = layers.Embedding(10000, 64)(inp)
+    x = layers.GRU(96, return_sequences=True)(x)
+    x = layers.GRU(96, return_sequences=True)(x)
+    out = layers.Dense(12, activation="softmax")(x)
+    return keras.Model(inp, out, name="gru_tagger")
+
+
+def transformer_encoder() -> Any:
+    """Two post-norm encoder blocks (MultiHeadAttention, LayerNorm, FFN) over 64 tokens."""
+    keras = _keras()
+    layers = keras.layers
+    seq, dim, heads, vocab = 64, 128, 4, 8000
+    inp = keras.Input((seq,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocab, dim)(inp)
+    for i in range(2):
+        attn = layers.MultiHeadAttention(heads, dim // heads, name=f"mha_{i}")(x, x)
+        x = layers.LayerNormalization(name=f"ln_attn_{i}")(x + attn)
+        ffn = layers.Dense(4 * dim, activation="gelu", name=f"ffn_in_{i}")(x)
+        ffn = layers.Dense(dim, name=f"ffn_out_{i}")(ffn)
+        x = layers.LayerNormalization(name=f"ln_ffn_{i}")(x + ffn)
+    x = layers.GlobalAveragePooling1D()(x)
+    out = layers.Dense(5, activation="softmax")(x)
+    return keras.Model(inp, out, name="transformer_encoder")
+
+
+def recommender() -> Any:
+    """Two-tower recommender: 200k x 64 and 50k x 64 embedding tables, an MLP on top."""
+    keras = _keras()
+    layers = keras.layers
+    user = keras.Input((1,), dtype="int32", name="user")
+    item = keras.Input((1,), dtype="int32", name="item")
+    u = layers.Flatten()(layers.Embedding(200_000, 64, name="user_table")(user))
+    v = layers.Flatten()(layers.Embedding(50_000, 64, name="item_table")(item))
+    x = layers.Concatenate()([u, v, layers.Multiply()([u, v])])
+    x = layers.Dense(128, activation="relu")(x)
+    x = layers.Dense(64, activation="relu")(x)
+    out = layers.Dense(1, name="rating")(x)
+    return keras.Model([user, item], out, name="recommender")
+
+
+def two_input_two_output() -> Any:
+    """An image branch and a tabular branch merged, with a class head and a value head."""
+    keras = _keras()
+    layers = keras.layers
+    image = keras.Input((32, 32, 3), name="image")
+    table = keras.Input((20,), name="table")
+    x = layers.Conv2D(32, 3, activation="relu")(image)
+    x = layers.MaxPooling2D()(x)
+    x = layers.Conv2D(64, 3, activation="relu")(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    t = layers.Dense(64, activation="relu")(table)
+    x = layers.Concatenate()([x, t])
+    x = layers.Dense(128, activation="relu")(x)
+    cls = layers.Dense(10, activation="softmax", name="cls")(x)
+    value = layers.Dense(1, name="value")(x)
+    return keras.Model([image, table], [cls, value], name="two_input_two_output")
+
+
+# --------------------------------------------------------------------------
+# Cases.
+# --------------------------------------------------------------------------
+
+_IMG64 = (((64, 64, 3), "float32"),)
+_SGD_MOMENTUM = {"class_name": "SGD", "config": {"learning_rate": 0.01, "momentum": 0.9}}
+
+_CASE_LIST: tuple[ZooCase, ...] = (
+    ZooCase("resnet50_64_sgd", resnet50_64, 32, True, "sgd",
+            "sparse_categorical_crossentropy", _IMG64,
+            "ResNet50 64x64, batch 32, training with plain SGD"),
+    ZooCase("resnet50_64_infer", resnet50_64, 64, False, None, None, _IMG64,
+            "ResNet50 64x64, batch 64, inference"),
+    ZooCase("mobilenetv2_96_adam", mobilenetv2_96, 32, True, "adam",
+            "categorical_crossentropy", (((96, 96, 3), "float32"),),
+            "MobileNetV2 96x96, batch 32, training with Adam"),
+    ZooCase("mobilenetv2_96_infer", mobilenetv2_96, 64, False, None, None,
+            (((96, 96, 3), "float32"),), "MobileNetV2 96x96, batch 64, inference"),
+    ZooCase("vgg16_64_rmsprop", vgg16_64, 16, True, "rmsprop",
+            "sparse_categorical_crossentropy", _IMG64,
+            "VGG16 64x64 (39M parameters), batch 16, training with RMSprop"),
+    ZooCase("densenet121_64_adam", densenet121_64, 16, True, "adam",
+            "sparse_categorical_crossentropy", _IMG64,
+            "DenseNet121 64x64, batch 16, training with Adam"),
+    ZooCase("efficientnetb0_64_infer", efficientnetb0_64, 64, False, None, None, _IMG64,
+            "EfficientNetB0 64x64, batch 64, inference"),
+    ZooCase("unet_small_adam", unet_small, 8, True, "adam", "binary_crossentropy", _IMG64,
+            "small U-Net 64x64, batch 8, training with Adam"),
+    ZooCase("mlp_sgd_momentum", mlp, 256, True, _SGD_MOMENTUM,
+            "sparse_categorical_crossentropy", (((784,), "float32"),),
+            "MLP 784-1024-1024-10, batch 256, training with SGD + momentum"),
+    ZooCase("mlp_infer", mlp, 1024, False, None, None, (((784,), "float32"),),
+            "MLP 784-1024-1024-10, batch 1024, inference"),
+    ZooCase("lstm_text_adam", lstm_text, 64, True, "adam", "binary_crossentropy",
+            (((100,), "int32"),), "Embedding + LSTM(128) over 100 tokens, batch 64, Adam"),
+    ZooCase("lstm_text_infer", lstm_text, 256, False, None, None, (((100,), "int32"),),
+            "Embedding + LSTM(128) over 100 tokens, batch 256, inference"),
+    ZooCase("gru_tagger_rmsprop", gru_tagger, 32, True, "rmsprop",
+            "sparse_categorical_crossentropy", (((80,), "int32"),),
+            "Embedding + 2 GRU(96) per-token tagger, batch 32, RMSprop"),
+    ZooCase("transformer_adam", transformer_encoder, 32, True, "adam",
+            "sparse_categorical_crossentropy", (((64,), "int32"),),
+            "2-block transformer encoder, 64 tokens, dim 128, batch 32, Adam"),
+    ZooCase("transformer_infer", transformer_encoder, 128, False, None, None,
+            (((64,), "int32"),), "2-block transformer encoder, 64 tokens, batch 128, inference"),
+    ZooCase("recommender_adam", recommender, 512, True, "adam", "mean_squared_error",
+            (((1,), "int32"), ((1,), "int32")),
+            "two-tower recommender, 250k x 64 embedding rows, batch 512, Adam"),
+    ZooCase("two_input_two_output_sgd", two_input_two_output, 64, True, _SGD_MOMENTUM,
+            None, (((32, 32, 3), "float32"), ((20,), "float32")),
+            "two inputs, two outputs (default loss), batch 64, SGD + momentum"),
+)
+
+#: All cases by name, in benchmark order.
+CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
+
+
+def case_names() -> list[str]:
+    """The names of all zoo cases, in benchmark order."""
+    return list(CASES)
+
+
+def get_case(name: str) -> ZooCase:
+    """The case called ``name``; a ValueError lists the valid names otherwise."""
+    try:
+        return CASES[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown zoo case {name!r}; choose one of: {', '.join(CASES)}"
+        ) from None

@@ -1,0 +1,237 @@
+"""``measure``: real steps in fresh processes, never on the user's model.
+
+Each measuring call starts a Python process that imports TensorFlow (a few
+seconds), so the tests use one run each and tiny models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+
+import numpy as np
+import pytest
+
+from jupyter_tfmem.measurement import (
+    DEFAULT_LOSS,
+    DEFAULT_OPTIMIZER,
+    Measurement,
+    measure,
+    measure_builder,
+)
+
+
+def _tiny_model(compiled: bool):
+    import keras
+
+    inp = keras.Input((64,), name="features")
+    x = keras.layers.Dense(256, activation="relu")(inp)
+    out = keras.layers.Dense(4, name="out")(x)
+    model = keras.Model(inp, out, name="tiny")
+    if compiled:
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mean_squared_error")
+        # One step so that the optimizer owns slot variables and iterations == 1.
+        model.train_on_batch(np.ones((2, 64), "float32"), np.zeros((2, 4), "float32"))
+    return model
+
+
+def _snapshot(model) -> dict:
+    optimizer = getattr(model, "optimizer", None)
+    return {
+        "weights": [w.numpy().copy() for w in model.weights],
+        "compiled": model.compiled,
+        "optimizer": optimizer,
+        "optimizer_vars": None if optimizer is None else len(optimizer.variables),
+        "iterations": None if optimizer is None else int(optimizer.iterations.numpy()),
+        "loss": getattr(model, "loss", None),
+    }
+
+
+def _assert_same(before: dict, after: dict) -> None:
+    assert len(before["weights"]) == len(after["weights"])
+    for a, b in zip(before["weights"], after["weights"]):
+        np.testing.assert_array_equal(a, b)
+    for key in ("compiled", "optimizer", "optimizer_vars", "iterations", "loss"):
+        assert before[key] is after[key] or before[key] == after[key], key
+
+
+def _weight_bytes(model) -> int:
+    return sum(w.numpy().nbytes for w in model.weights)
+
+
+def test_measure_compiled_model_counts_weights_and_slots_and_leaves_model_alone(
+    monkeypatch, tmp_path
+):
+    model = _tiny_model(compiled=True)
+    before = _snapshot(model)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    result = measure(model, 16, runs=1)
+
+    assert isinstance(result, Measurement)
+    assert len(result.runs) == 1 and result.peak_bytes == result.runs[0]
+    # Adam training keeps the variables and two slots per variable resident.
+    assert result.peak_bytes >= 3 * _weight_bytes(model)
+    assert result.current_before <= result.peak_bytes
+    assert result.device.startswith(("CPU", "GPU"))
+    assert result.batch_size == 16 and result.training is True
+    assert any("own compile config" in note for note in result.notes)
+    assert any("oneDNN" in note for note in result.notes)
+    _assert_same(before, _snapshot(model))
+    # The temporary copy of the model is gone.
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_measure_uncompiled_model_uses_documented_defaults_and_stays_uncompiled():
+    model = _tiny_model(compiled=False)
+    before = _snapshot(model)
+
+    result = measure(model, 8, runs=1)
+
+    assert result.peak_bytes >= _weight_bytes(model)
+    assert any(DEFAULT_OPTIMIZER in note for note in result.notes)
+    assert any(DEFAULT_LOSS in note for note in result.notes)
+    assert model.compiled is False
+    _assert_same(before, _snapshot(model))
+
+
+def test_inference_holds_the_weights_and_follows_the_model_size():
+    import keras
+
+    from jupyter_tfmem.zoo import mlp
+
+    tiny = _tiny_model(compiled=False)
+    small = measure(tiny, 8, training=False, runs=1)
+    # The zoo MLP has ~100x the tiny model's weights; the worker builds it by name.
+    large = measure_builder("mlp_infer", 8, training=False, runs=1)
+    assert small.training is False and large.training is False
+    assert small.peak_bytes >= _weight_bytes(tiny)
+    mlp_model = mlp()
+    assert isinstance(mlp_model, keras.Model)
+    assert large.peak_bytes >= _weight_bytes(mlp_model) > small.peak_bytes
+
+
+@pytest.mark.parametrize("batch", [0, -3, 2.5, True, "8"])
+def test_bad_batch_size_is_a_value_error(batch):
+    with pytest.raises(ValueError, match="batch_size"):
+        measure(_tiny_model(compiled=False), batch)
+
+
+def test_not_a_model_is_a_type_error():
+    with pytest.raises(TypeError, match=r"keras\.Model"):
+        measure("model.keras", 8)
+
+
+def test_bad_runs_is_a_value_error():
+    with pytest.raises(ValueError, match="runs"):
+        measure(_tiny_model(compiled=False), 8, runs=0)
+
+
+def test_unknown_input_dimension_is_explained():
+    import keras
+
+    inp = keras.Input((None,), dtype="int32")
+    out = keras.layers.Embedding(10, 4)(inp)
+    with pytest.raises(ValueError, match="input_shapes"):
+        measure(keras.Model(inp, out), 4)
+
+
+def test_input_shapes_fill_unknown_dimensions_for_inputs_and_sparse_targets():
+    import keras
+
+    inp = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(50, 8)(inp)
+    out = keras.layers.Dense(3, activation="softmax")(x)  # one class per token
+    model = keras.Model(inp, out)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    result = measure(model, 4, input_shapes=[(12,)], runs=1)
+    assert result.peak_bytes >= _weight_bytes(model)
+    assert any("[0, 50)" in note for note in result.notes)
+
+
+def test_precision_rebuilds_the_copy_and_keeps_its_compile_config():
+    import keras
+
+    model = _tiny_model(compiled=False)
+    model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mean_absolute_error")
+    before = _snapshot(model)
+    result = measure(model, 4, precision="mixed_float16", runs=1)
+    assert any("mixed_float16" in note for note in result.notes)
+    assert any("optimizer SGD" in note for note in result.notes)
+    assert result.peak_bytes >= _weight_bytes(model)
+    _assert_same(before, _snapshot(model))
+    assert all(w.dtype == "float32" for w in model.weights)
+
+
+def test_optimizer_override_replaces_only_the_optimizer():
+    model = _tiny_model(compiled=True)  # Adam
+    result = measure(model, 4, optimizer="rmsprop", runs=1)
+    assert any("optimizer RMSprop" in note for note in result.notes)
+    assert any("optimizer overridden" in note for note in result.notes)
+    assert type(model.optimizer).__name__ == "Adam"
+
+
+@pytest.mark.parametrize("shapes", [[(0,)], [("a",)], "12", [(2,), (3,)]])
+def test_bad_input_shapes_are_rejected_before_any_process_starts(shapes):
+    with pytest.raises((ValueError, TypeError)):
+        measure(_tiny_model(compiled=False), 4, input_shapes=shapes)
+
+
+def test_unserializable_model_is_a_type_error_with_advice():
+    import keras
+
+    class Scaled(keras.Model):
+        def __init__(self, fn, **kwargs):
+            super().__init__(**kwargs)
+            self.fn = fn
+            self.dense = keras.layers.Dense(3)
+
+        def call(self, x):
+            return self.fn(self.dense(x))
+
+    model = Scaled(lambda t: t * 2)
+    model(np.zeros((2, 4), "float32"))
+    with pytest.raises(TypeError, match="measure_builder"):
+        measure(model, 4)
+
+
+def test_model_the_fresh_process_cannot_load_is_a_type_error_with_advice():
+    import keras
+
+    class Unregistered(keras.Model):  # saves fine, but no process can look the class up
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.dense = keras.layers.Dense(3)
+
+        def call(self, x):
+            return self.dense(x)
+
+    model = Unregistered()
+    model(np.zeros((2, 4), "float32"))
+    with pytest.raises(TypeError, match="register_keras_serializable"):
+        measure(model, 4, runs=1)
+
+
+def test_unknown_zoo_case_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown zoo case"):
+        measure_builder("no_such_case", 4)
+
+
+def test_crashing_worker_is_a_runtime_error_quoting_the_cause():
+    with pytest.raises(RuntimeError, match="ModuleNotFoundError"):
+        measure_builder("jupyter_tfmem_no_such_module:build", 4, runs=1)
+
+
+def test_measurement_record_round_trips_and_is_frozen():
+    m = Measurement(
+        peak_bytes=110, runs=(100, 110, 130), current_before=40, device="CPU:0",
+        batch_size=4, training=True, notes=("n",), seconds=(1.0, 1.0, 1.0),
+    )
+    assert m.low == 100 and m.high == 130
+    assert m.spread == pytest.approx(30 / 110)
+    assert m.contains(120) and not m.contains(131)
+    data = m.to_dict()
+    assert data["runs"] == [100, 110, 130] and data["spread"] == pytest.approx(30 / 110)
+    assert Measurement.from_dict(data) == m
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.peak_bytes = 1  # type: ignore[misc]
