@@ -12,7 +12,7 @@ from .footprint import CATEGORIES, Footprint
 
 __version__ = "0.1.0"
 
-__all__ = ["CATEGORIES", "Footprint", "Measurement", "estimate", "measure", "__version__"]
+__all__ = ["CATEGORIES", "Footprint", "Measurement", "__version__", "estimate", "measure"]
 
 
 def estimate(model: Any, batch_size: int, **kwargs: Any) -> Footprint:

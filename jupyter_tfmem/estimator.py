@@ -23,8 +23,19 @@ DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LOSS = "mean_squared_error"
 
 OPTIMIZER_NAMES = (
-    "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam",
-    "ftrl", "lion", "adafactor", "lamb", "muon",
+    "sgd",
+    "adam",
+    "adamw",
+    "rmsprop",
+    "adagrad",
+    "adadelta",
+    "adamax",
+    "nadam",
+    "ftrl",
+    "lion",
+    "adafactor",
+    "lamb",
+    "muon",
 )
 
 
@@ -129,7 +140,8 @@ def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[An
     if isinstance(optimizer, keras.optimizers.Optimizer):
         return _fresh_optimizer(optimizer), type(optimizer).__name__.lower()
     raise TypeError(
-        f"optimizer must be a name such as 'adam' or a keras optimizer, got {type(optimizer).__name__}"
+        "optimizer must be a name such as 'adam' or a keras optimizer, "
+        f"got {type(optimizer).__name__}"
     )
 
 
@@ -150,7 +162,11 @@ def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
     from keras.src.trainers.compile_utils import CompileLoss
 
     loss_weights = None
-    if loss is None and getattr(model, "compiled", False) and getattr(model, "loss", None) is not None:
+    if (
+        loss is None
+        and getattr(model, "compiled", False)
+        and getattr(model, "loss", None) is not None
+    ):
         loss = model.loss
         cfg = getattr(model, "_compile_config", None)
         if cfg is not None:
@@ -217,9 +233,16 @@ def _with_dtype(config: Any, policy: str) -> Any:
         out = {}
         is_input = config.get("class_name") == "InputLayer"
         for key, value in config.items():
-            if key == "dtype" and not is_input and (
-                isinstance(value, dict) and value.get("class_name", "").endswith("DTypePolicy")
-                or isinstance(value, str) and value in _POLICY_NAMES
+            if (
+                key == "dtype"
+                and not is_input
+                and (
+                    (
+                        isinstance(value, dict)
+                        and value.get("class_name", "").endswith("DTypePolicy")
+                    )
+                    or (isinstance(value, str) and value in _POLICY_NAMES)
+                )
             ):
                 out[key] = policy
             else:
@@ -288,7 +311,9 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
     return specs[0] if len(specs) == 1 else specs
 
 
-def _normalize_input_shapes(input_shapes: Any, expected: int | None) -> list[tuple[int, ...]] | None:
+def _normalize_input_shapes(
+    input_shapes: Any, expected: int | None
+) -> list[tuple[int, ...]] | None:
     if input_shapes is None:
         return None
     shapes = list(input_shapes)
@@ -345,7 +370,7 @@ class _quiet_tf:
 
 def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes):
     from .engine import grappler
-    from .engine.schedule import Buffer, bfc_round, replay, topo_fifo_order, upper_hull_positions
+    from .engine.schedule import Buffer, replay, topo_fifo_order, upper_hull_positions
     from .engine.step import trace_step
 
     if training:
@@ -357,15 +382,21 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     placeholders = list(traced.input_placeholders)
     plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
     shape_consts = grappler.list_element_shapes(plain)
-    props1 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B1, shape_consts), traced.fetches)
-    props2 = grappler.infer_shapes(grappler.with_batch(plain, placeholders, _B2, shape_consts), traced.fetches)
+    props1 = grappler.infer_shapes(
+        grappler.with_batch(plain, placeholders, _B1, shape_consts), traced.fetches
+    )
+    props2 = grappler.infer_shapes(
+        grappler.with_batch(plain, placeholders, _B2, shape_consts), traced.fetches
+    )
 
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
     nodes, unknown = _build_nodes(optimized, props1, props2, traced, opt_scope)
     if unknown:
-        notes.append(f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes.")
+        notes.append(
+            f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
+        )
 
     # Buffers that exist before the step starts.
     preset: dict[tuple[str, int], Buffer] = {}
@@ -373,10 +404,15 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     for ph, var in traced.variable_placeholders.items():
         nb = _var_bytes(var)
         preset[(ph, 0)] = Buffer(
-            float(nb), 0.0, None, var_category.get(id(var), "parameters"), var_layer.get(id(var), -1), persistent=True
+            float(nb),
+            0.0,
+            None,
+            var_category.get(id(var), "parameters"),
+            var_layer.get(id(var), -1),
+            persistent=True,
         )
         captured.add(id(var))
-    for ph, kind in traced.input_placeholders.items():
+    for ph in traced.input_placeholders:
         spec = nodes[ph].outputs[0] if ph in nodes else None
         if spec is None:
             continue
@@ -388,13 +424,24 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     all_vars = list(model.variables) + (list(opt.variables) if training else [])
     for var in all_vars:
         if id(var) not in captured:
-            idle.append(Buffer(float(_var_bytes(var)), 0.0, None, var_category.get(id(var), "parameters"), var_layer.get(id(var), -1), persistent=True))
+            idle.append(
+                Buffer(
+                    float(_var_bytes(var)),
+                    0.0,
+                    None,
+                    var_category.get(id(var), "parameters"),
+                    var_layer.get(id(var), -1),
+                    persistent=True,
+                )
+            )
     keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
 
     order = topo_fifo_order(nodes)
     timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
     positions = upper_hull_positions(timeline)
-    _, snaps = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions))
+    _, snaps = replay(
+        nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions)
+    )
     idle_bytes = sum(buf.a for buf in idle)
     slack = _allocator_slack(nodes, order, batch_size, preset, idle, keep, timeline, idle_bytes)
 
@@ -442,7 +489,9 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     )
 
 
-def _allocator_slack(nodes, order, n, preset, idle, keep, timeline, idle_bytes) -> tuple[tuple[int, dict[str, float]], ...]:
+def _allocator_slack(
+    nodes, order, n, preset, idle, keep, timeline, idle_bytes
+) -> tuple[tuple[int, dict[str, float]], ...]:
     """Bytes the BFC allocator counts beyond the requests, by category, per batch size.
 
     Persistent buffers are allocated first (as building the model and the
@@ -485,7 +534,14 @@ def _allocator_slack(nodes, order, n, preset, idle, keep, timeline, idle_bytes) 
         excess = max(0.0, model.peak - linear)
         shares = {cat: v for cat, v in model.peak_slack.items() if v > 0}
         total = sum(shares.values()) or 1.0
-        points.append((m, {cat: excess * v / total for cat, v in shares.items()} if shares else {"temporaries": excess}))
+        points.append(
+            (
+                m,
+                {cat: excess * v / total for cat, v in shares.items()}
+                if shares
+                else {"temporaries": excess},
+            )
+        )
     del rounded, live_requests_at_peak
     return tuple(points)
 
@@ -537,8 +593,11 @@ def _variable_owners(model: Any, opt: Any) -> tuple[dict[int, int], dict[int, st
     trainable = list(model.trainable_variables)
     by_index = {}
     for value in vars(opt).values():
-        if isinstance(value, list) and len(value) == len(trainable) and value and all(
-            hasattr(v, "shape") and hasattr(v, "assign") for v in value if v is not None
+        if (
+            isinstance(value, list)
+            and len(value) == len(trainable)
+            and value
+            and all(hasattr(v, "shape") and hasattr(v, "assign") for v in value if v is not None)
         ):
             for j, slot in enumerate(value):
                 if slot is not None:
@@ -617,7 +676,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
                 if src in nodes and nodes[src].layer >= 0:
                     node.layer = nodes[src].layer
                     break
-    for ph, var in traced.variable_placeholders.items():
+    for ph in traced.variable_placeholders:
         if ph in nodes:
             nodes[ph].layer = -1
     return nodes, unknown
@@ -646,7 +705,10 @@ def _size_tensor_lists(graph_def, nodes) -> None:
 
     consts = {}
     for nd in graph_def.node:
-        if nd.op == "Const" and nd.attr["dtype"].type in (tf.int32.as_datatype_enum, tf.int64.as_datatype_enum):
+        if nd.op == "Const" and nd.attr["dtype"].type in (
+            tf.int32.as_datatype_enum,
+            tf.int64.as_datatype_enum,
+        ):
             try:
                 value = tf.make_ndarray(nd.attr["value"].tensor)
             except Exception:  # noqa: S112
@@ -675,7 +737,11 @@ def _size_tensor_lists(graph_def, nodes) -> None:
     pushed: set[tuple[str, int]] = set()
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
-            node.inputs = [(s, i) for s, i in node.inputs if nodes.get(s) is None or nodes[s].op != "NextIteration"]
+            node.inputs = [
+                (s, i)
+                for s, i in node.inputs
+                if nodes.get(s) is None or nodes[s].op != "NextIteration"
+            ]
         elem = None
         if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
             elem = node.inputs[1]
@@ -683,7 +749,11 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             elem = node.inputs[2]
         elif node.op == "TensorListFromTensor" and node.inputs:
             src = nodes.get(node.inputs[0][0])
-            spec = src.outputs[node.inputs[0][1]] if src and node.inputs[0][1] < len(src.outputs) else None
+            spec = (
+                src.outputs[node.inputs[0][1]]
+                if src and node.inputs[0][1] < len(src.outputs)
+                else None
+            )
             if spec is not None and node.outputs:
                 node.outputs[0] = spec  # a view of its input: replay aliases it
             continue
@@ -695,8 +765,11 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (pushed where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
-        if src is None or src.op in ("ReadVariableOp", "Merge", "TensorListGetItem") or (
-            src.name, elem[1]) in pushed:
+        if (
+            src is None
+            or src.op in ("ReadVariableOp", "Merge", "TensorListGetItem")
+            or (src.name, elem[1]) in pushed
+        ):
             node.outputs[0] = (0.0, 0.0, None)
             continue
         pushed.add((src.name, elem[1]))
@@ -723,7 +796,12 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             if spec is not None:
                 trip = _list_trip.get(id(spec), default_trip) or 1
                 node.outputs[1] = (spec[0] / trip, spec[1] / trip, spec[2])
-        elif node.op == "TensorListStack" and node.inputs and node.outputs and node.outputs[0] is None:
+        elif (
+            node.op == "TensorListStack"
+            and node.inputs
+            and node.outputs
+            and node.outputs[0] is None
+        ):
             node.outputs[0] = _list_size(nodes, node.inputs[0])
 
 
@@ -753,10 +831,25 @@ def _list_size(nodes, tensor, depth: int = 0):
     node = nodes.get(tensor[0])
     if node is None or depth > 16:
         return None
-    if node.op in ("TensorListPushBack", "TensorListSetItem", "TensorListFromTensor", "EmptyTensorList", "TensorListReserve"):
+    if node.op in (
+        "TensorListPushBack",
+        "TensorListSetItem",
+        "TensorListFromTensor",
+        "EmptyTensorList",
+        "TensorListReserve",
+    ):
         spec = node.outputs[0] if node.outputs else None
         return spec if spec and (spec[0] or spec[1]) else None
-    if node.inputs and node.op in ("Enter", "Exit", "Identity", "Merge", "Switch", "NextIteration", "TensorListPushBack", "TensorListSetItem"):
+    if node.inputs and node.op in (
+        "Enter",
+        "Exit",
+        "Identity",
+        "Merge",
+        "Switch",
+        "NextIteration",
+        "TensorListPushBack",
+        "TensorListSetItem",
+    ):
         for src in node.inputs[:1]:
             found = _list_size(nodes, src, depth + 1)
             if found is not None:
@@ -780,7 +873,9 @@ def _lookup_layer(name: str, op_layer: dict[str, int]) -> int:
 
 def _categorizer(name: str, opt_scope: str | None):
     backward = "gradient_tape/" in name or name.startswith("gradients/")
-    in_opt = bool(opt_scope) and (name.lower().startswith(opt_scope + "/") or name.lower().startswith("loss_scale_optimizer/"))
+    in_opt = bool(opt_scope) and (
+        name.lower().startswith(opt_scope + "/") or name.lower().startswith("loss_scale_optimizer/")
+    )
 
     def category(_idx: int, b: float) -> str:
         if in_opt:

@@ -12,6 +12,7 @@ renderer does the same arithmetic in the browser from ``to_dict()``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -140,7 +141,8 @@ class Footprint:
     def peak_bytes(self) -> int:
         """Peak of TF's allocator over one steady-state step."""
         n = self.batch_size
-        return int(round(self._line.bytes_at(n) + sum(self._slack_at(n).values())))
+        slack = self._slack_at(n)
+        return round(self._line.bytes_at(n) + sum(slack.get(c, 0.0) for c in CATEGORIES))
 
     @property
     def overhead_bytes(self) -> int:
@@ -163,7 +165,7 @@ class Footprint:
                 continue
             a, b = line.categories.get(cat, (0.0, 0.0))
             value = a + b * n + slack.get(cat, 0.0)
-            out[cat] = CategoryBytes(int(round(value)), b > 0, CATEGORY_LABELS[cat])
+            out[cat] = CategoryBytes(round(value), b > 0, CATEGORY_LABELS[cat])
         return out
 
     @property
@@ -175,12 +177,10 @@ class Footprint:
         slack = self._slack_at(n)
         for info in self.layer_info:
             if info.name == ALLOCATOR_ROW_NAME:
-                by_cat = {cat: int(round(v)) for cat, v in slack.items() if v}
+                by_cat = {cat: round(v) for cat, v in slack.items() if v}
             else:
                 coefs = line.layers.get(info.name, {})
-                by_cat = {
-                    cat: int(round(a + b * n)) for cat, (a, b) in coefs.items() if a or b
-                }
+                by_cat = {cat: round(a + b * n) for cat, (a, b) in coefs.items() if a or b}
             total = sum(by_cat.values())
             rows.append(
                 LayerRow(
@@ -247,6 +247,12 @@ class Footprint:
 
         return footprint_report_markdown(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Our own MIME type (rendered by the JupyterLab extension) with fallbacks."""
+        from .views.mime import mime_bundle
+
+        return mime_bundle(self)
+
     def _repr_html_(self) -> str:
         from .views.html import footprint_to_html
 
@@ -260,7 +266,9 @@ class Footprint:
         )
 
 
-def interpolate_slack(points: Sequence[tuple[int, Mapping[str, float]]], n: int) -> dict[str, float]:
+def interpolate_slack(
+    points: Sequence[tuple[int, Mapping[str, float]]], n: int
+) -> dict[str, float]:
     """Allocator slack at batch ``n``: linear in log2(batch) between known points."""
     if not points:
         return {}
@@ -268,10 +276,11 @@ def interpolate_slack(points: Sequence[tuple[int, Mapping[str, float]]], n: int)
         return dict(points[0][1])
     if n >= points[-1][0]:
         return dict(points[-1][1])
-    for (n0, s0), (n1, s1) in zip(points, points[1:]):
+    for (n0, s0), (n1, s1) in itertools.pairwise(points):
         if n0 <= n <= n1:
             t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
-            cats = set(s0) | set(s1)
+            # category order fixed so sums are reproducible to the last bit
+            cats = [c for c in CATEGORIES if c in s0 or c in s1]
             return {c: s0.get(c, 0.0) + t * (s1.get(c, 0.0) - s0.get(c, 0.0)) for c in cats}
     return dict(points[-1][1])
 
@@ -285,7 +294,9 @@ def _check_batch_size(batch_size: Any) -> None:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
 
 
-def upper_envelope(lines: Sequence[PeakLine], max_batch: int = MAX_BATCH_SIZE_CAP) -> tuple[PeakLine, ...]:
+def upper_envelope(
+    lines: Sequence[PeakLine], max_batch: int = MAX_BATCH_SIZE_CAP
+) -> tuple[PeakLine, ...]:
     """Keep the lines that are the maximum for some batch size in [1, max_batch]."""
     if not lines:
         return ()

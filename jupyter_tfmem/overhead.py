@@ -42,7 +42,9 @@ CUDNN_HANDLE = OverheadItem(
 DEFAULT_OVERHEAD: tuple[OverheadItem, ...] = (CUDA_CONTEXT, CUBLAS_WORKSPACE, CUDNN_HANDLE)
 
 
-def calibrate_overhead(device_used_bytes: int, allocator_peak_bytes: int) -> tuple[OverheadItem, ...]:
+def calibrate_overhead(
+    device_used_bytes: int, allocator_peak_bytes: int
+) -> tuple[OverheadItem, ...]:
     """Overhead measured on the user's own GPU.
 
     ``device_used_bytes`` is what the driver reports as used by the process at

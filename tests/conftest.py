@@ -27,7 +27,11 @@ def make_footprint(batch_size: int = 32, hostile: bool = False) -> Footprint:
             "optimizer_state": (8000.0, 0.0),
             "temporaries": (0.0, 4096.0),
         },
-        dense: {"parameters": (2000.0, 0.0), "gradients": (2000.0, 0.0), "optimizer_state": (4000.0, 0.0)},
+        dense: {
+            "parameters": (2000.0, 0.0),
+            "gradients": (2000.0, 0.0),
+            "optimizer_state": (4000.0, 0.0),
+        },
     }
 
     def line(layers: dict, extra: dict) -> PeakLine:

@@ -12,7 +12,6 @@ import copy
 import math
 from typing import Any
 
-import numpy as np
 from tensorflow.core.framework import graph_pb2, node_def_pb2
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
 from tensorflow.python.framework import dtypes
@@ -86,7 +85,9 @@ def with_batch(
     return gd
 
 
-def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, Any]) -> graph_pb2.GraphDef:
+def materialize_variables(
+    graph_def: graph_pb2.GraphDef, variables: dict[str, Any]
+) -> graph_pb2.GraphDef:
     """A copy where each captured variable is a plain placeholder of its shape.
 
     Grappler's shape inference cannot see through the resource handles a
@@ -112,7 +113,14 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
     while changed:
         changed = False
         for node in gd.node:
-            if node.name in resource or node.op not in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"):
+            if node.name in resource or node.op not in (
+                "Enter",
+                "Identity",
+                "Switch",
+                "Merge",
+                "Exit",
+                "NextIteration",
+            ):
                 continue
             srcs = [i.split(":")[0] for i in node.input if not i.startswith("^")]
             if srcs and srcs[0] in resource:
@@ -123,7 +131,11 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
                 changed = True
     del by_name
     for node in gd.node:
-        if node.name in resource and node.op != "Placeholder" and node.op in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration"):
+        if (
+            node.name in resource
+            and node.op != "Placeholder"
+            and node.op in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration")
+        ):
             continue
         if not node.input or node.input[0].split(":")[0] not in variables:
             continue
@@ -136,7 +148,9 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
             dtype = node.attr["dtype"].type
             tindices = node.attr["Tindices"].type
             batch_dims = node.attr["batch_dims"].i if "batch_dims" in node.attr else 0
-            axis = node_def_pb2.NodeDef(name=node.name + "/__tfmem_axis", op="Const", device=node.device)
+            axis = node_def_pb2.NodeDef(
+                name=node.name + "/__tfmem_axis", op="Const", device=node.device
+            )
             axis.attr["dtype"].type = dtypes.int32.as_datatype_enum
             axis.attr["value"].tensor.dtype = dtypes.int32.as_datatype_enum
             axis.attr["value"].tensor.int_val.append(0)
@@ -177,7 +191,9 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
                 node.ClearField("attr")
                 node.attr["T"].list.type.extend([dtype, dtypes.int32.as_datatype_enum])
                 node.input.insert(1, node.name + "/__tfmem_index")
-                idx = node_def_pb2.NodeDef(name=node.name + "/__tfmem_index", op="Const", device=node.device)
+                idx = node_def_pb2.NodeDef(
+                    name=node.name + "/__tfmem_index", op="Const", device=node.device
+                )
                 idx.attr["dtype"].type = dtypes.int32.as_datatype_enum
                 idx.attr["value"].tensor.dtype = dtypes.int32.as_datatype_enum
                 idx.attr["value"].tensor.int_val.append(0)
@@ -193,7 +209,7 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
             data = node.input[0]
             ctrl = [i for i in node.input[2:] if i.startswith("^")]
             del node.input[:]
-            node.input.extend([data, data] + ctrl)
+            node.input.extend([data, data, *ctrl])
             node.op = "IdentityN"
             node.ClearField("attr")
             node.attr["T"].list.type.extend([dtype, dtype])
@@ -204,7 +220,7 @@ def materialize_variables(graph_def: graph_pb2.GraphDef, variables: dict[str, An
 TensorProps = list[tuple[tuple[int, ...] | None, Any]]
 
 
-def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str, TensorProps]:  # noqa: ARG001
+def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str, TensorProps]:
     """Output shapes (``None`` where unknown) and dtypes of every node.
 
     Importing the graph runs TF's C++ shape functions op by op, with the
@@ -219,7 +235,11 @@ def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str,
             entries = []
             for t in op.outputs:
                 shape = t.shape
-                dims = None if shape.rank is None or not shape.is_fully_defined() else tuple(shape.as_list())
+                dims = (
+                    None
+                    if shape.rank is None or not shape.is_fully_defined()
+                    else tuple(shape.as_list())
+                )
                 entries.append((dims, t.dtype))
             out[op.name] = entries
     return out

@@ -69,7 +69,9 @@ def topo_fifo_order(nodes: dict[str, Node]) -> list[str]:
     indeg: dict[str, int] = {}
     succ: dict[str, list[str]] = collections.defaultdict(list)
     for node in nodes.values():
-        deps = {src for src, _ in node.inputs if src in nodes} | {c for c in node.controls if c in nodes}
+        deps = {src for src, _ in node.inputs if src in nodes} | {
+            c for c in node.controls if c in nodes
+        }
         indeg[node.name] = len(deps)
         for dep in deps:
             succ[dep].append(node.name)
@@ -109,7 +111,9 @@ def replay(
 
     remaining: dict[tuple[str, int], int] = dict(consumers)
     tensor_buf: dict[tuple[str, int], Buffer] = {}
-    reads: dict[int, list[tuple[str, int]]] = collections.defaultdict(list)  # var buf -> read tensors
+    reads: dict[int, list[tuple[str, int]]] = collections.defaultdict(
+        list
+    )  # var buf -> read tensors
     live: dict[int, Buffer] = {}
     a_live = 0.0
     b_live = 0.0
@@ -120,7 +124,9 @@ def replay(
             return
         buf.live = True
         live[id(buf)] = buf
-        if events is not None and not (buf.persistent and buf.key is not None and buf.key[0] == "p"):
+        if events is not None and not (
+            buf.persistent and buf.key is not None and buf.key[0] == "p"
+        ):
             if buf.key is None:
                 buf.key = ("t", next(_keys))
             events.append(("a", buf.key, buf.a, buf.b, buf.category))
@@ -153,7 +159,12 @@ def replay(
         node = nodes[name]
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
         new_bufs: list[Buffer] = []
-        if node.op in VARIABLE_WRITE_OPS and in_bufs and in_bufs[0] is not None and in_bufs[0].persistent:
+        if (
+            node.op in VARIABLE_WRITE_OPS
+            and in_bufs
+            and in_bufs[0] is not None
+            and in_bufs[0].persistent
+        ):
             cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf)
             if cow is not None:
                 add(cow)
@@ -178,7 +189,7 @@ def replay(
         if record is not None and pos in record:
             snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
         # inputs: one use fewer; free a buffer once nobody waits for it
-        for src, buf in zip(node.inputs, in_bufs):
+        for src, buf in zip(node.inputs, in_bufs, strict=True):
             if src in remaining:
                 remaining[src] -= 1
             if buf is None:
@@ -226,12 +237,29 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     if op in NO_BUFFER_OPS:
         return None
     if (
-        (op in ("TensorListPopBack", "TensorListPushBack", "TensorListSetItem", "TensorListFromTensor") and idx == 0)
-        or op == "TensorListGetItem"
-    ) and in_bufs and in_bufs[0] is not None:
+        (
+            (
+                op
+                in (
+                    "TensorListPopBack",
+                    "TensorListPushBack",
+                    "TensorListSetItem",
+                    "TensorListFromTensor",
+                )
+                and idx == 0
+            )
+            or op == "TensorListGetItem"
+        )
+        and in_bufs
+        and in_bufs[0] is not None
+    ):
         return in_bufs[0]
     if op in ALIAS_OPS or op == "ReadVariableOp":
-        src = in_bufs[idx] if op == "IdentityN" and idx < len(in_bufs) else (in_bufs[0] if in_bufs else None)
+        src = (
+            in_bufs[idx]
+            if op == "IdentityN" and idx < len(in_bufs)
+            else (in_bufs[0] if in_bufs else None)
+        )
         if src is not None:
             return src
     if a <= 0 and b <= 0:
@@ -273,17 +301,21 @@ def upper_hull_positions(timeline: list[tuple[float, float]], n_max: int = 2**31
             else:
                 break
         kept.append((b, a, pos))
-    result = []
-    for b, a, pos in kept:
-        for x in (1, n_max):
-            pass
-        result.append(pos)
+    result = [pos for _, _, pos in kept]
+
     # drop lines that only win for batch < 1
     def value(p: int, x: float) -> float:
         a_, b_ = timeline[p]
         return a_ + b_ * x
 
-    final = [p for p in result if any(value(p, x) >= max(value(q, x) for q in result) - 1e-6 for x in _probes(result, timeline, n_max))]
+    final = [
+        p
+        for p in result
+        if any(
+            value(p, x) >= max(value(q, x) for q in result) - 1e-6
+            for x in _probes(result, timeline, n_max)
+        )
+    ]
     return final
 
 

@@ -61,14 +61,14 @@ def trace_step(
     layer_ids = {id(layer): i for i, layer in enumerate(model.layers)}
     op_layer: dict[str, int] = {}
 
-    def on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):  # noqa: ARG001
+    def on_op(op_type, inputs, attrs, outputs, op_name=None, graph=None):
         if outputs:
             name = outputs[0].op.name if hasattr(outputs[0], "op") else op_name
         else:
             name = op_name
         if name:
-            op_layer[name.decode() if isinstance(name, bytes) else name] = (
-                _layer_index_from_scope(model, layer_ids)
+            op_layer[name.decode() if isinstance(name, bytes) else name] = _layer_index_from_scope(
+                model, layer_ids
             )
         return None
 

@@ -53,7 +53,7 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
                 "total": row.total,
                 "share": row.share,
             }
-            for row, info in zip(fp.layers, fp.layer_info)
+            for row, info in zip(fp.layers, fp.layer_info, strict=True)
         ],
         "lines": [
             {
@@ -67,11 +67,7 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
             }
             for line in fp.lines
         ],
-        "slack": [
-            {"batch_size": n, "categories": dict(cats)} for n, cats in fp.slack
-        ],
-        "overhead": [
-            {"name": o.name, "bytes": o.bytes, "source": o.source} for o in fp.overhead
-        ],
+        "slack": [{"batch_size": n, "categories": dict(cats)} for n, cats in fp.slack],
+        "overhead": [{"name": o.name, "bytes": o.bytes, "source": o.source} for o in fp.overhead],
         "notes": list(fp.notes),
     }

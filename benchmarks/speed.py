@@ -1,0 +1,128 @@
+"""Speed: estimating vs measuring ResNet50 at 224x224, and Footprint.at().
+
+Targets (issue 2): estimating ResNet50 at 224x224 takes under 5 s here and at
+most half the time of measuring it; ``at()`` is under 5 ms.  Timings on shared
+machines are noisy, so the ratio measured in one run is what to compare.
+
+    python benchmarks/speed.py [--batch 32] [--skip-measure]
+
+Writes docs/speed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "speed.md"
+
+
+def deep_mlp(layers: int = 1000):
+    import keras
+
+    inp = keras.Input((32,))
+    x = inp
+    for i in range(layers):
+        x = keras.layers.Dense(32, activation="relu", name=f"d{i}")(x)
+    return keras.Model(inp, x, name=f"mlp_{layers}_layers")
+
+
+def time_at(fp, batches=range(1, 2001)) -> float:
+    """Median seconds of one ``at(n)`` plus reading its total and categories."""
+    samples = []
+    for n in batches:
+        t = time.perf_counter()
+        moved = fp.at(n)
+        _ = moved.total_bytes, moved.categories
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--skip-measure", action="store_true", help="only time the estimate")
+    args = parser.parse_args()
+
+    import keras
+    import tensorflow as tf
+
+    import jupyter_tfmem as tfmem
+
+    model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3), classes=1000)
+    model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+    tfmem.estimate(keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]), 2)  # warm TF up
+
+    t = time.perf_counter()
+    fp = tfmem.estimate(model, args.batch)
+    est_s = time.perf_counter() - t
+    print(
+        f"estimate ResNet50 224x224 batch {args.batch}: {est_s:.2f} s, "
+        f"peak {fp.peak_bytes / 2**20:.1f} MiB"
+    )
+
+    meas_s = None
+    measured = None
+    if not args.skip_measure:
+        t = time.perf_counter()
+        measured = tfmem.measure(model, args.batch, runs=1)
+        meas_s = time.perf_counter() - t
+        err = (fp.peak_bytes - measured.peak_bytes) / measured.peak_bytes
+        print(
+            f"measure  ResNet50 224x224 batch {args.batch}: {meas_s:.2f} s, "
+            f"peak {measured.peak_bytes / 2**20:.1f} MiB (estimate error {err:+.1%})"
+        )
+        print(f"estimate / measure time: {est_s / meas_s:.2f}")
+
+    at_resnet = time_at(fp)
+    print(f"Footprint.at() ResNet50 ({len(fp.layers)} rows): {at_resnet * 1e3:.3f} ms median")
+    deep = deep_mlp(1000)
+    t = time.perf_counter()
+    fp_deep = tfmem.estimate(deep, 64, optimizer="sgd", loss="mse")
+    deep_s = time.perf_counter() - t
+    at_deep = time_at(fp_deep)
+    print(
+        f"estimate 1,000-layer MLP: {deep_s:.2f} s; Footprint.at(): {at_deep * 1e3:.3f} ms median"
+    )
+
+    rows = [
+        (f"estimate ResNet50 224x224, batch {args.batch} (s)", f"{est_s:.2f}"),
+        ("measure the same step, 1 fresh process (s)", f"{meas_s:.2f}" if meas_s else "not run"),
+        ("estimate / measure", f"{est_s / meas_s:.2f}" if meas_s else "n/a"),
+        (
+            "estimate error vs that measurement",
+            f"{(fp.peak_bytes - measured.peak_bytes) / measured.peak_bytes:+.1%}"
+            if measured
+            else "n/a",
+        ),
+        ("Footprint.at() on ResNet50, median (ms)", f"{at_resnet * 1e3:.3f}"),
+        ("estimate a 1,000-layer MLP (s)", f"{deep_s:.2f}"),
+        ("Footprint.at() on the 1,000-layer MLP, median (ms)", f"{at_deep * 1e3:.3f}"),
+    ]
+    lines = [
+        "# Speed",
+        "",
+        "Written by `python benchmarks/speed.py` on "
+        f"{datetime.date.today().isoformat()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores, TensorFlow {tf.__version__}, Keras {keras.__version__}. "
+        "Timings on a shared machine are noisy; compare the ratio within one run.",
+        "",
+        "| what | value |",
+        "|---|---|",
+        *[f"| {k} | {v} |" for k, v in rows],
+        "",
+    ]
+    DOCS.write_text("\n".join(lines))
+    print(f"wrote {DOCS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
