@@ -64,6 +64,23 @@ def _apply_precision(keras: Any, model: Any, precision: str) -> Any:
     return clone
 
 
+def _own_variable_buffers(model: Any) -> None:
+    """Give every loaded variable a buffer from TF's allocator.
+
+    Weights read from a file are assigned from NumPy arrays, and TF may adopt
+    an aligned NumPy buffer without copying: such a variable lives outside the
+    allocator, so the measured peak would miss it at random.  A GPU always
+    copies to the device, which is what this reproduces.
+    """
+    import tensorflow as tf
+
+    optimizer = getattr(model, "optimizer", None)
+    variables = list(model.variables) + (list(optimizer.variables) if optimizer else [])
+    for var in variables:
+        value = getattr(var, "value", var)
+        var.assign(tf.raw_ops.Snapshot(input=tf.convert_to_tensor(value)))
+
+
 def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
     source = spec["source"]
     precision = spec.get("precision")
@@ -75,6 +92,7 @@ def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
         # The file was written by our own parent from the user's in-memory model,
         # so Lambda layers in it are the user's own code.
         model = keras.models.load_model(source["path"], compile=compile_saved, safe_mode=False)
+        _own_variable_buffers(model)
         if precision is not None:
             model = _apply_precision(keras, model, precision)
             notes.append(f"layers rebuilt under dtype policy {precision!r}")

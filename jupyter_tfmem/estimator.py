@@ -213,14 +213,23 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
         ) from None
     if policy.name == model.dtype_policy.name:
         return model
+    previous = keras.config.dtype_policy()
     try:
-        config = _with_dtype(model.get_config(), policy.name)
+        # Layers whose config names no dtype take the global policy; inputs and
+        # the container keep theirs (Sequential hands its dtype to its input).
+        config = {
+            k: (v if k == "dtype" else _with_dtype(v, policy.name))
+            for k, v in model.get_config().items()
+        }
+        keras.config.set_dtype_policy(policy)
         clone = type(model).from_config(config)
     except Exception as err:
         raise ValueError(
             f"cannot rebuild this model under precision {precision!r} ({err}); "
             "build it under that dtype policy yourself and pass precision=None"
         ) from None
+    finally:
+        keras.config.set_dtype_policy(previous)
     if getattr(model, "compiled", False):
         clone.compile(optimizer=_fresh_optimizer(model.optimizer), loss=model.loss)
     notes.append(f"Estimated under the dtype policy {policy.name}.")
@@ -228,25 +237,22 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
 
 
 def _with_dtype(config: Any, policy: str) -> Any:
-    """A layer config with every layer's dtype policy replaced (inputs keep theirs)."""
+    """A layer config whose layers name no dtype policy (inputs keep theirs).
+
+    Rebuilt under a global policy, such layers take that policy; an InputLayer
+    keeps its data dtype (float32 images, int32 tokens).
+    """
     if isinstance(config, dict):
+        if config.get("class_name") == "InputLayer":
+            return config
         out = {}
-        is_input = config.get("class_name") == "InputLayer"
         for key, value in config.items():
-            if (
-                key == "dtype"
-                and not is_input
-                and (
-                    (
-                        isinstance(value, dict)
-                        and value.get("class_name", "").endswith("DTypePolicy")
-                    )
-                    or (isinstance(value, str) and value in _POLICY_NAMES)
-                )
-            ):
-                out[key] = policy
-            else:
-                out[key] = _with_dtype(value, policy)
+            is_policy = (
+                isinstance(value, dict) and value.get("class_name", "").endswith("DTypePolicy")
+            ) or (isinstance(value, str) and value in _POLICY_NAMES)
+            if key == "dtype" and is_policy:
+                continue
+            out[key] = _with_dtype(value, policy)
         return out
     if isinstance(config, list):
         return [_with_dtype(v, policy) for v in config]
