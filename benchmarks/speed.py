@@ -16,12 +16,16 @@ import datetime
 import os
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "speed.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "speed.md"
+if str(ROOT) not in sys.path:  # run from a checkout without installing
+    sys.path.insert(0, str(ROOT))
 
 
 def deep_mlp(layers: int = 1000):

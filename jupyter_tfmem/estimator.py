@@ -380,7 +380,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     from .engine.step import trace_step
 
     if training:
-        opt.build(model.trainable_variables)
+        _build_without_memory(opt, model.trainable_variables)
     traced = trace_step(
         model, training=training, x_specs=x_specs, y_specs=y_specs, loss_fn=loss_fn, optimizer=opt
     )
@@ -493,6 +493,50 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         notes=tuple(notes),
         executor="tf-executor",
     )
+
+
+def _build_without_memory(opt: Any, variables: list[Any]) -> None:
+    """Build our own optimizer with slot variables that hold no memory.
+
+    Tracing only needs the slots' handles, shapes and dtypes, so they are made
+    as uninitialized resource variables: an estimate of a model with Adam does
+    not allocate two more copies of its weights.  If an optimizer's ``build``
+    needs real values, it is built normally.
+    """
+    import numpy as np
+    from keras.src.backend.tensorflow import core
+    from tensorflow.python.ops import resource_variable_ops
+
+    original = core.Variable._initialize
+
+    def handle_only(self: Any, value: Any) -> None:
+        import tensorflow as tf
+
+        if isinstance(value, tf.Variable):
+            self._value = value
+            return
+        shape = getattr(self, "_shape", None)
+        if shape is None:
+            shape = np.shape(value() if callable(value) else value)
+        self._value = resource_variable_ops.UninitializedVariable(
+            shape=shape, dtype=self._dtype, name=self.name, trainable=self.trainable
+        )
+
+    core.Variable._initialize = handle_only
+    try:
+        opt.build(variables)
+        return
+    except Exception:  # noqa: S110 - fall back to real variables below
+        pass
+    finally:
+        core.Variable._initialize = original
+    for attr in ("built", "_built"):
+        if hasattr(opt, attr):
+            try:
+                setattr(opt, attr, False)
+            except AttributeError:
+                pass
+    opt.build(variables)
 
 
 def _allocator_slack(
