@@ -14,7 +14,7 @@ from typing import Any
 
 import tensorflow as tf
 from keras.src.backend.common import global_state
-from tensorflow.python.framework import op_callbacks
+from tensorflow.python.framework import op_callbacks, ops
 
 
 @dataclasses.dataclass
@@ -95,6 +95,11 @@ def trace_step(
         fn = tf.function(predict_step, autograph=False)
         signature = (x_specs,)
 
+    # Graph-mode custom gradients register a gradient function in TF's global
+    # registry, closing over this trace's tensors: drop what the trace adds so
+    # the traced graph can be freed (otherwise every estimate leaks its graph).
+    registry = getattr(getattr(ops, "_gradient_registry", None), "_registry", None)
+    registered = set(registry) if isinstance(registry, dict) else None
     op_callbacks.add_op_callback(on_op)
     try:
         concrete = fn.get_concrete_function(*signature)
@@ -121,8 +126,12 @@ def trace_step(
             continue
         input_placeholders[t.op.name] = "x" if i < n_x else "y"
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
+    graph_def = graph.as_graph_def()
+    if registered is not None:
+        for name in set(registry) - registered:
+            registry.pop(name, None)
     return TracedStep(
-        graph_def=graph.as_graph_def(),
+        graph_def=graph_def,
         fetches=fetches,
         input_placeholders=input_placeholders,
         variable_placeholders=variable_placeholders,
