@@ -19,6 +19,9 @@ from .overhead import DEFAULT_OVERHEAD
 #: Batch sizes the shape inference runs at; any two distinct values give the lines.
 _B1, _B2 = 4, 7
 
+#: Largest batch ``estimate`` accepts; ``Footprint.at`` extrapolates beyond it.
+MAX_ESTIMATE_BATCH = 2**24
+
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LOSS = "mean_squared_error"
 
@@ -86,9 +89,20 @@ def estimate(
             "executor, not XLA's buffer assignment."
         )
     with _quiet_tf():
-        fp = _estimate_traced(
-            model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
-        )
+        try:
+            fp = _estimate_traced(
+                model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+            )
+        except MemoryError:
+            raise
+        except Exception as err:
+            step = "training" if training else "inference"
+            detail = _first_useful_line(str(err))
+            raise ValueError(
+                f"cannot trace one {step} step of {model.name!r} "
+                f"({type(err).__name__}: {detail}); estimate needs a model whose call() "
+                "runs inside tf.function (TensorFlow ops, no NumPy on tensor values)"
+            ) from err
     del opt
     gc.collect()
     if precision is not None:
@@ -96,6 +110,18 @@ def estimate(
 
         fp = dataclasses.replace(fp, precision=keras.dtype_policies.get(precision).name)
     return fp
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_useful_line(message: str) -> str:
+    """The line of a (Keras-wrapped) exception message that says what went wrong."""
+    lines = [_ANSI.sub("", line).strip() for line in message.splitlines()]
+    for line in lines:
+        if line and not line.startswith(("Exception encountered", "Arguments received", "•")):
+            return line[:300]
+    return lines[0][:300] if lines else ""
 
 
 # -- resolving what the step is ----------------------------------------------
@@ -113,8 +139,11 @@ def _check_batch(batch_size: Any) -> None:
         raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if batch_size > 2**31 - 1:
-        raise ValueError(f"batch_size {batch_size} is too large; use at most 2**31 - 1")
+    if batch_size > MAX_ESTIMATE_BATCH:
+        raise ValueError(
+            f"batch_size {batch_size:,} is too large to estimate; use at most "
+            f"{MAX_ESTIMATE_BATCH:,} (Footprint.at() can extrapolate a footprint further)"
+        )
 
 
 def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[Any, str]:

@@ -323,3 +323,112 @@ def test_estimating_holds_no_copy_of_the_weights_and_gives_memory_back():
     assert abs(figures["end"] - figures["start"]) < 2**20
     # ...and no traced graph outlives its estimate.
     assert figures["graphs"] == 0
+
+
+def test_huge_batch_is_refused_but_at_extrapolates(compiled_cnn, fp32):
+    with pytest.raises(ValueError, match="too large"):
+        jt.estimate(compiled_cnn, 10**9)
+    assert fp32.at(10**9).peak_bytes > fp32.peak_bytes
+
+
+def test_a_model_that_cannot_be_traced_gets_a_value_error():
+    class NumpyInside(keras.layers.Layer):
+        def call(self, x):
+            return x * float(np.asarray(x).mean())  # needs a concrete value
+
+    inp = keras.Input((4,))
+    model = keras.Model(inp, keras.layers.Dense(1)(inp))
+    model.layers[-1].call = NumpyInside().call  # break it after building
+    with pytest.raises(ValueError, match="cannot trace"):
+        jt.estimate(model, 2)
+
+
+def _state(model):
+    opt = getattr(model, "optimizer", None)
+    return {
+        "weights": [v.numpy().copy() for v in model.variables],
+        "built": [layer.built for layer in model._flatten_layers()],
+        "compiled": getattr(model, "compiled", False),
+        "opt_vars": [v.numpy().copy() for v in opt.variables] if opt is not None else None,
+        "seed": [keras.src.random.seed_generator.global_seed_generator().state.numpy().copy()],
+    }
+
+
+def _same(a, b):
+    assert a["built"] == b["built"] and a["compiled"] == b["compiled"]
+    assert len(a["weights"]) == len(b["weights"])
+    assert all(np.array_equal(x, y) for x, y in zip(a["weights"], b["weights"]))
+    if a["opt_vars"] is None:
+        assert b["opt_vars"] is None
+    else:
+        assert len(a["opt_vars"]) == len(b["opt_vars"])
+        assert all(np.array_equal(x, y) for x, y in zip(a["opt_vars"], b["opt_vars"]))
+    assert all(np.array_equal(x, y) for x, y in zip(a["seed"], b["seed"]))
+
+
+def _sequential():
+    return keras.Sequential(
+        [
+            keras.Input((6,)),
+            keras.layers.Dense(8),
+            keras.layers.BatchNormalization(),
+            keras.layers.Dropout(0.5),
+            keras.layers.Dense(2),
+        ]
+    )
+
+
+def _functional():
+    inp = keras.Input((6,))
+    x = keras.layers.Dense(8, activation="relu")(inp)
+    x = keras.layers.Dropout(0.3)(x)
+    return keras.Model(inp, keras.layers.Dense(2)(x))
+
+
+def _subclassed():
+    class Sub(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d1 = keras.layers.Dense(8)
+            self.drop = keras.layers.Dropout(0.2)
+            self.d2 = keras.layers.Dense(2)
+
+        def call(self, x, training=False):
+            return self.d2(self.drop(self.d1(x), training=training))
+
+    model = Sub()
+    model(np.zeros((1, 6), "float32"))
+    return model
+
+
+@pytest.mark.parametrize("build", [_sequential, _functional, _subclassed])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_no_kind_of_model_is_changed(build, compiled):
+    model = build()
+    if compiled:
+        model.compile(optimizer="adam", loss="mse")
+        model.train_on_batch(
+            np.random.rand(4, 6).astype("float32"), np.random.rand(4, 2).astype("float32")
+        )
+    before = _state(model)
+    jt.estimate(model, 8)
+    jt.estimate(model, 8, training=False)
+    rebuildable = build is not _subclassed  # precision= rebuilds from get_config()
+    jt.estimate(model, 8, optimizer="sgd", precision="float64" if rebuildable else None)
+    if not rebuildable:
+        with pytest.raises(ValueError, match="precision"):
+            jt.estimate(model, 8, precision="float64")
+    _same(before, _state(model))
+
+
+def test_names_tf_graphs_refuse_give_one_clear_message():
+    # Keras accepts this layer name, but TF graph scopes do not, so no graph
+    # step (fit, train_on_batch, estimate) can run: the message must say why.
+    evil = "<img src=x onerror=alert(1)>|x"
+    inp = keras.Input((4,))
+    model = keras.Model(inp, keras.layers.Dense(2, name=evil)(inp), name="m")
+    with pytest.raises(ValueError, match="cannot trace") as info:
+        jt.estimate(model, 4)
+    message = str(info.value)
+    assert "scope name" in message
+    assert "\x1b" not in message and "\n" not in message
