@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing.globalipapp import TerminalInteractiveShell, start_ipython
 
 import jupyter_tfmem
 
@@ -44,7 +44,8 @@ FLAGS = [
 
 @pytest.fixture(scope="module")
 def shell():
-    ip = start_ipython()
+    # start_ipython() returns None once another test module has started the shell
+    ip = start_ipython() or TerminalInteractiveShell.instance()
     ip.run_line_magic("load_ext", "jupyter_tfmem")
     ip.run_cell(
         "import keras\n"
@@ -52,8 +53,10 @@ def shell():
         "models = {'big': model}\n"
         "not_a_model = 3\n"
     )
+    saved = ip.display_pub
     ip.display_pub = CapturingDisplayPublisher()
-    return ip
+    yield ip
+    ip.display_pub = saved
 
 
 @pytest.fixture(scope="module")
