@@ -64,21 +64,23 @@ def _apply_precision(keras: Any, model: Any, precision: str) -> Any:
     return clone
 
 
-def _own_variable_buffers(model: Any) -> None:
-    """Give every loaded variable a buffer from TF's allocator.
+def _rebuild_from_file(keras: Any, path: str, compile_saved: bool) -> Any:
+    """The saved model rebuilt from its config, its weights made by its initializers.
 
-    Weights read from a file are assigned from NumPy arrays, and TF may adopt
-    an aligned NumPy buffer without copying: such a variable lives outside the
-    allocator, so the measured peak would miss it at random.  A GPU always
-    copies to the device, which is what this reproduces.
+    This is what the measuring protocol does (build from code, then step), and
+    it keeps every variable in TF's allocator: weights loaded from a file are
+    assigned from NumPy, and TF may adopt an aligned NumPy buffer without a
+    copy (outside the allocator), or re-home it and fragment the pool.
+    Weight values do not change how much memory a step needs.
     """
-    import tensorflow as tf
+    import zipfile
 
-    optimizer = getattr(model, "optimizer", None)
-    variables = list(model.variables) + (list(optimizer.variables) if optimizer else [])
-    for var in variables:
-        value = getattr(var, "value", var)
-        var.assign(tf.raw_ops.Snapshot(input=tf.convert_to_tensor(value)))
+    with zipfile.ZipFile(path) as archive:
+        config = json.loads(archive.read("config.json"))
+    if not compile_saved:
+        config.pop("compile_config", None)
+    with keras.saving.custom_object_scope({}):
+        return keras.saving.deserialize_keras_object(config, safe_mode=False)
 
 
 def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
@@ -91,8 +93,8 @@ def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
         compile_saved = bool(spec["training"] and source.get("compiled"))
         # The file was written by our own parent from the user's in-memory model,
         # so Lambda layers in it are the user's own code.
-        model = keras.models.load_model(source["path"], compile=compile_saved, safe_mode=False)
-        _own_variable_buffers(model)
+        model = _rebuild_from_file(keras, source["path"], compile_saved)
+        notes.append("rebuilt from its saved config with fresh weights (values change no memory)")
         if precision is not None:
             model = _apply_precision(keras, model, precision)
             notes.append(f"layers rebuilt under dtype policy {precision!r}")

@@ -88,62 +88,65 @@ def with_batch(
 def materialize_variables(
     graph_def: graph_pb2.GraphDef, variables: dict[str, Any]
 ) -> graph_pb2.GraphDef:
-    """A copy where each captured variable is a plain placeholder of its shape.
+    """A copy where each captured variable's value is a placeholder of its shape.
 
-    Grappler's shape inference cannot see through the resource handles a
-    function captures, so, for inference only, reads become Identity ops and
-    gathers become GatherV2 on that placeholder.
+    Shape inference cannot see through the resource handles a function
+    captures, so, for inference only, every handle gets a parallel value
+    placeholder (and loop plumbing that carries a handle, a parallel Identity);
+    reads become Identity ops on it, gathers GatherV2 and shape reads Shape.
+    The handles themselves stay, so ops that take them (assignments, calls of
+    functions Grappler did not inline) remain valid.
     """
     gd = copy.deepcopy(graph_def)
     extra = []
+    value_of: dict[str, str] = {}
+    info: dict[str, Any] = {}
     for node in gd.node:
         var = variables.get(node.name)
-        if var is not None:
-            dtype = dtypes.as_dtype(var.dtype).as_datatype_enum
-            node.op = "Placeholder"
-            node.ClearField("attr")
-            node.attr["dtype"].type = dtype
-            node.attr["shape"].shape.SetInParent()  # scalars too have a known shape
-            for d in var.shape:
-                node.attr["shape"].shape.dim.add().size = int(d)
-    # Loop plumbing (Enter, Switch, ...) that carries a handle carries the value now.
-    resource = set(variables)
-    by_name = {node.name: node for node in gd.node}
+        if var is None:
+            continue
+        value = node_def_pb2.NodeDef(name=node.name + "/__tfmem_value", op="Placeholder")
+        value.device = node.device
+        value.attr["dtype"].type = dtypes.as_dtype(var.dtype).as_datatype_enum
+        value.attr["shape"].shape.SetInParent()  # scalars too have a known shape
+        for d in var.shape:
+            value.attr["shape"].shape.dim.add().size = int(d)
+        extra.append(value)
+        value_of[node.name] = value.name
+        info[node.name] = var
+    plumbing = ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration", "RefEnter")
     changed = True
-    while changed:
+    while changed:  # handles carried into loops and through identities
         changed = False
         for node in gd.node:
-            if node.name in resource or node.op not in (
-                "Enter",
-                "Identity",
-                "Switch",
-                "Merge",
-                "Exit",
-                "NextIteration",
-            ):
+            if node.name in value_of or node.op not in plumbing:
                 continue
             srcs = [i.split(":")[0] for i in node.input if not i.startswith("^")]
-            if srcs and srcs[0] in resource:
-                resource.add(node.name)
-                variables = {**variables, node.name: variables[srcs[0]]}
-                if "T" in node.attr:
-                    node.attr["T"].type = dtypes.as_dtype(variables[srcs[0]].dtype).as_datatype_enum
+            if srcs and srcs[0] in value_of:
+                var = info[srcs[0]]
+                ident = node_def_pb2.NodeDef(
+                    name=node.name + "/__tfmem_value", op="Identity", input=[value_of[srcs[0]]]
+                )
+                ident.device = node.device
+                ident.attr["T"].type = dtypes.as_dtype(var.dtype).as_datatype_enum
+                extra.append(ident)
+                value_of[node.name] = ident.name
+                info[node.name] = var
                 changed = True
-    del by_name
     for node in gd.node:
-        if (
-            node.name in resource
-            and node.op != "Placeholder"
-            and node.op in ("Enter", "Identity", "Switch", "Merge", "Exit", "NextIteration")
-        ):
+        if not node.input:
             continue
-        if not node.input or node.input[0].split(":")[0] not in variables:
+        src = node.input[0].split(":")[0]
+        if src not in value_of or node.name in value_of:
             continue
+        rest = list(node.input[1:])
         if node.op == "ReadVariableOp":
             dtype = node.attr["dtype"].type
             node.op = "Identity"
             node.ClearField("attr")
             node.attr["T"].type = dtype
+            del node.input[:]
+            node.input.extend([value_of[src], *rest])
         elif node.op == "ResourceGather":
             dtype = node.attr["dtype"].type
             tindices = node.attr["Tindices"].type
@@ -161,20 +164,18 @@ def materialize_variables(
             node.attr["Tindices"].type = tindices
             node.attr["Taxis"].type = dtypes.int32.as_datatype_enum
             node.attr["batch_dims"].i = batch_dims
-            del node.input[2:]
-            node.input.append(axis.name)
+            data = [i for i in rest if not i.startswith("^")][:1]
+            ctrl = [i for i in rest if i.startswith("^")]
+            del node.input[:]
+            node.input.extend([value_of[src], *data, axis.name, *ctrl])
         elif node.op == "VariableShape":
             out_type = node.attr["out_type"].type
             node.op = "Shape"
             node.ClearField("attr")
             node.attr["out_type"].type = out_type
-            node.attr["T"].type = dtypes.float32.as_datatype_enum
-        else:  # writes to the variable: no outputs that need a shape
-            node.op = "NoOp"
-            node.ClearField("attr")
-            deps = ["^" + i.lstrip("^").split(":")[0] for i in node.input]
+            node.attr["T"].type = dtypes.as_dtype(info[src].dtype).as_datatype_enum
             del node.input[:]
-            node.input.extend(dict.fromkeys(deps))
+            node.input.extend([value_of[src], *rest])
     # Loop-carried values keep the shape they enter with (loop invariants), so
     # for shape inference the loop plumbing becomes plain identities: each Merge
     # loses its back edge from NextIteration and the graph is acyclic.
