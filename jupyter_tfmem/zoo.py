@@ -188,6 +188,26 @@ def recommender() -> Any:
     return keras.Model([user, item], out, name="recommender")
 
 
+def inceptionv3_96() -> Any:
+    """InceptionV3 on 96x96 RGB: parallel branches of different widths."""
+    return _keras().applications.InceptionV3(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def xception_72() -> Any:
+    """Xception on 72x72 RGB: separable convolutions with residual adds."""
+    return _keras().applications.Xception(weights=None, input_shape=(72, 72, 3), classes=10)
+
+
+def resnet50v2_64() -> Any:
+    """ResNet50V2 (pre-activation) on 64x64 RGB, 10 classes."""
+    return _keras().applications.ResNet50V2(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def convnext_tiny_64() -> Any:
+    """ConvNeXtTiny on 64x64 RGB: its depthwise convolutions run as XLA-compiled calls."""
+    return _keras().applications.ConvNeXtTiny(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
 def two_input_two_output() -> Any:
     """An image branch and a tabular branch merged, with a class head and a value head."""
     keras = _keras()
@@ -257,6 +277,19 @@ _CASE_LIST: tuple[ZooCase, ...] = (
     ZooCase("two_input_two_output_sgd", two_input_two_output, 64, True, _SGD_MOMENTUM,
             None, (((32, 32, 3), "float32"), ((20,), "float32")),
             "two inputs, two outputs (default loss), batch 64, SGD + momentum"),
+    # Added after the estimator was written, to see how it does on models it
+    # was not developed against.
+    ZooCase("inceptionv3_96_adam", inceptionv3_96, 16, True, "adam",
+            "sparse_categorical_crossentropy", (((96, 96, 3), "float32"),),
+            "InceptionV3 96x96, batch 16, training with Adam"),
+    ZooCase("xception_72_infer", xception_72, 16, False, None, None,
+            (((72, 72, 3), "float32"),), "Xception 72x72, batch 16, inference"),
+    ZooCase("resnet50v2_64_adam", resnet50v2_64, 16, True, "adam",
+            "sparse_categorical_crossentropy", _IMG64,
+            "ResNet50V2 64x64, batch 16, training with Adam"),
+    ZooCase("convnext_tiny_64_adam", convnext_tiny_64, 16, True, "adam",
+            "sparse_categorical_crossentropy", _IMG64,
+            "ConvNeXtTiny 64x64, batch 16, training with Adam (XLA-compiled depthwise calls)"),
 )
 
 #: All cases by name, in benchmark order.
