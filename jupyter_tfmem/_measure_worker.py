@@ -184,8 +184,9 @@ def _input_specs(model: Any, shapes: list[list[int]] | None) -> list[tuple[tuple
         specs = [(tuple(t.shape), str(t.dtype)) for t in inputs]
         if shapes is not None:
             if len(shapes) != len(specs):
-                raise ValueError(f"the model has {len(specs)} inputs but "
-                                 f"{len(shapes)} input shapes were given")
+                raise ValueError(
+                    f"the model has {len(specs)} inputs but {len(shapes)} input shapes were given"
+                )
             specs = [((None, *s), dtype) for s, (_, dtype) in zip(shapes, specs, strict=True)]
         return specs
     if shapes is not None:
@@ -247,8 +248,15 @@ def _concrete(shape: tuple[Any, ...], batch_size: int, what: str) -> list[int]:
     return [int(d) for d in dims]
 
 
-def _make_batch(tf: Any, keras: Any, model: Any, batch_size: int, training: bool,
-                input_shapes: list[list[int]] | None, notes: list[str]) -> tuple[Any, Any]:
+def _make_batch(
+    tf: Any,
+    keras: Any,
+    model: Any,
+    batch_size: int,
+    training: bool,
+    input_shapes: list[list[int]] | None,
+    notes: list[str],
+) -> tuple[Any, Any]:
     """Random inputs (and targets) made by TF ops, so they live in TF's allocator."""
     specs = _input_specs(model, input_shapes)
     vocab = _vocab_bound(model)
@@ -263,8 +271,10 @@ def _make_batch(tf: Any, keras: Any, model: Any, batch_size: int, training: bool
             draw_dtype = tf.int64 if tf_dtype.size == 8 else tf.int32
             tokens = tf.random.uniform(dims, 0, high, dtype=draw_dtype)
             xs.append(tokens if tf_dtype == draw_dtype else tf.cast(tokens, tf_dtype))
-            notes.append(f"integer input drawn in [0, {high})"
-                         + (" (smallest Embedding input_dim)" if vocab else ""))
+            notes.append(
+                f"integer input drawn in [0, {high})"
+                + (" (smallest Embedding input_dim)" if vocab else "")
+            )
         elif tf_dtype.is_bool:
             xs.append(tf.random.uniform(dims) < 0.5)
         else:
@@ -283,8 +293,9 @@ def _make_batch(tf: Any, keras: Any, model: Any, batch_size: int, training: bool
             # Same dtype as the output, as the estimator assumes (float16 under
             # a mixed policy whose last layer is not float32).
             out_dtype = tf.as_dtype(dtype)
-            ys.append(tf.random.uniform(dims, dtype=out_dtype if out_dtype.is_floating
-                                        else tf.float32))
+            ys.append(
+                tf.random.uniform(dims, dtype=out_dtype if out_dtype.is_floating else tf.float32)
+            )
     y = ys[0] if len(ys) == 1 else ys
     return x, y
 
@@ -320,11 +331,12 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
         phase[0] = "compile"
         if training:
             _compile(keras, model, spec, notes)
-            notes.append(f"optimizer {type(model.optimizer).__name__}; "
-                         f"jit_compile={getattr(model, 'jit_compile', None)}")
+            notes.append(
+                f"optimizer {type(model.optimizer).__name__}; "
+                f"jit_compile={getattr(model, 'jit_compile', None)}"
+            )
         phase[0] = "batch"
-        x, y = _make_batch(tf, keras, model, batch_size, training,
-                           spec.get("input_shapes"), notes)
+        x, y = _make_batch(tf, keras, model, batch_size, training, spec.get("input_shapes"), notes)
         phase[0] = "step"
 
         def step() -> None:
@@ -359,8 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: read the spec file, run, write the result file."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:
-        print("usage: python -m jupyter_tfmem._measure_worker SPEC.json RESULT.json",
-              file=sys.stderr)
+        print(
+            "usage: python -m jupyter_tfmem._measure_worker SPEC.json RESULT.json", file=sys.stderr
+        )
         return 2
     with open(args[0], encoding="utf-8") as fh:
         spec = json.load(fh)

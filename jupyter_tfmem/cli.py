@@ -75,9 +75,7 @@ def parse_batch_size(text: str) -> int:
     """A batch size: a positive whole number no larger than ``MAX_BATCH``."""
     cleaned = text.strip().replace("_", "")
     if not re.fullmatch(r"[+-]?\d+", cleaned):
-        raise argparse.ArgumentTypeError(
-            f"--batch must be a whole number such as 32, got {text!r}"
-        )
+        raise argparse.ArgumentTypeError(f"--batch must be a whole number such as 32, got {text!r}")
     value = int(cleaned)
     if value < 1:
         raise argparse.ArgumentTypeError(f"--batch must be at least 1, got {value}")

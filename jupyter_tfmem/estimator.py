@@ -417,13 +417,17 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     optimized = grappler.optimize(traced.graph_def, traced.fetches)
     placeholders = list(traced.input_placeholders)
     plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
+    plain, stand_ins, batched = grappler.detach_calls(plain, traced.call_shapes)
     shape_consts = grappler.list_element_shapes(plain)
     props1 = grappler.infer_shapes(
-        grappler.with_batch(plain, placeholders, _B1, shape_consts), traced.fetches
+        grappler.with_batch(plain, placeholders + batched, _B1, shape_consts), traced.fetches
     )
     props2 = grappler.infer_shapes(
-        grappler.with_batch(plain, placeholders, _B2, shape_consts), traced.fetches
+        grappler.with_batch(plain, placeholders + batched, _B2, shape_consts), traced.fetches
     )
+    for props in (props1, props2):  # a call's outputs are its stand-ins' shapes
+        for call, outs in stand_ins.items():
+            props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
 
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)

@@ -76,40 +76,55 @@ class TfmemMagics(Magics):
     @line_cell_magic
     @magic_arguments()
     @argument(
-        "model", nargs="*",
-        help="The model: a variable or an expression such as models[\"big\"] "
+        "model",
+        nargs="*",
+        help='The model: a variable or an expression such as models["big"] '
         "(line magic only; %%%%tfmem estimates every model its cell assigns).",
     )
     @argument(
-        "-b", "--batch", type=_batch_size, default=DEFAULT_BATCH_SIZE,
+        "-b",
+        "--batch",
+        type=_batch_size,
+        default=DEFAULT_BATCH_SIZE,
         help=f"Batch size of the step (default {DEFAULT_BATCH_SIZE}).",
     )
     @argument(
-        "-o", "--optimizer", default=None,
-        help="Optimizer to estimate training with: " + ", ".join(OPTIMIZER_NAMES)
+        "-o",
+        "--optimizer",
+        default=None,
+        help="Optimizer to estimate training with: "
+        + ", ".join(OPTIMIZER_NAMES)
         + " (default: the compiled one, else adam).",
     )
     @argument(
-        "-p", "--precision", default=None,
-        help="Keras dtype policy: " + ", ".join(PRECISION_POLICIES)
+        "-p",
+        "--precision",
+        default=None,
+        help="Keras dtype policy: "
+        + ", ".join(PRECISION_POLICIES)
         + " (default: the model's own).",
     )
     @argument(
-        "--inference", action="store_true",
+        "--inference",
+        action="store_true",
         help="Estimate an inference step (predict) instead of a training step.",
     )
     @argument(
-        "-g", "--gpu", default=None,
+        "-g",
+        "--gpu",
+        default=None,
         help="Card to check against: a name (T4, L4, RTX3090, RTX4090, V100-16, V100-32, "
         "A100-40, A100-80, H100, H200, local) or a size (24, 24GB, 16GiB; GB means GiB). "
         f"Default: the local GPU if TensorFlow sees one, else {DEFAULT_GPU_NAME}.",
     )
     @argument(
-        "--markdown", action="store_true",
+        "--markdown",
+        action="store_true",
         help="Print the per-layer table as Markdown (to copy) instead of showing the panel.",
     )
     @argument(
-        "--measure", action="store_true",
+        "--measure",
+        action="store_true",
         help="Also run real steps in fresh processes (jupyter_tfmem.measure) and show "
         "estimate vs measured. Takes seconds to minutes.",
     )
@@ -172,7 +187,12 @@ class TfmemMagics(Magics):
 
     # -- steps ---------------------------------------------------------------
     def _report(
-        self, label: str, model: Any, settings: dict[str, Any], gpu: Gpu, args: Any,
+        self,
+        label: str,
+        model: Any,
+        settings: dict[str, Any],
+        gpu: Gpu,
+        args: Any,
         heading: bool = False,
     ) -> None:
         fp = self._estimate(label, model, settings)
@@ -188,8 +208,11 @@ class TfmemMagics(Magics):
 
         def reestimate(*, optimizer: str | None, precision: str, training: bool) -> Any:
             return api.estimate(
-                model, settings["batch_size"],
-                training=training, optimizer=optimizer, precision=precision,
+                model,
+                settings["batch_size"],
+                training=training,
+                optimizer=optimizer,
+                precision=precision,
             )
 
         display(FootprintPanel(fp, reestimate, gpu=gpu, title=label, measurement=measurement))
@@ -197,8 +220,11 @@ class TfmemMagics(Magics):
     def _estimate(self, label: str, model: Any, settings: dict[str, Any]) -> Any:
         try:
             return api.estimate(
-                model, settings["batch_size"], training=settings["training"],
-                optimizer=settings["optimizer"], precision=settings["precision"],
+                model,
+                settings["batch_size"],
+                training=settings["training"],
+                optimizer=settings["optimizer"],
+                precision=settings["precision"],
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(f"cannot estimate {label}: {exc}") from None
@@ -206,8 +232,11 @@ class TfmemMagics(Magics):
     def _measure(self, label: str, model: Any, settings: dict[str, Any]) -> Any:
         try:
             return api.measure(
-                model, settings["batch_size"], training=settings["training"],
-                optimizer=settings["optimizer"], precision=settings["precision"],
+                model,
+                settings["batch_size"],
+                training=settings["training"],
+                optimizer=settings["optimizer"],
+                precision=settings["precision"],
             )
         except (ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(f"cannot measure {label}: {exc}") from None
@@ -230,9 +259,7 @@ class TfmemMagics(Magics):
                 f"{expr!r} is not a Python expression ({exc.msg}). {self._usage()}"
             ) from None
         except Exception as exc:
-            raise UsageError(
-                f"evaluating {expr!r} failed: {type(exc).__name__}: {exc}"
-            ) from None
+            raise UsageError(f"evaluating {expr!r} failed: {type(exc).__name__}: {exc}") from None
         if not _is_keras_model(obj):
             raise UsageError(
                 f"{expr!r} is of type {type(obj).__name__}, not a Keras model. "

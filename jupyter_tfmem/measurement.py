@@ -168,16 +168,18 @@ def _child_env(extra: Mapping[str, str] | None, device: str | None) -> dict[str,
     return env
 
 
-def _run_worker(spec: dict[str, Any], workdir: str, index: int, timeout: float | None,
-                env: dict[str, str]) -> dict[str, Any]:
+def _run_worker(
+    spec: dict[str, Any], workdir: str, index: int, timeout: float | None, env: dict[str, str]
+) -> dict[str, Any]:
     spec_path = os.path.join(workdir, f"spec{index}.json")
     result_path = os.path.join(workdir, f"result{index}.json")
     with open(spec_path, "w", encoding="utf-8") as fh:
         json.dump(spec, fh)
     cmd = [sys.executable, "-m", "jupyter_tfmem._measure_worker", spec_path, result_path]
     try:
-        proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired as exc:
         raise RuntimeError(
             f"measuring run {index + 1} did not finish within {timeout:g} s; "
@@ -209,8 +211,13 @@ def _run_worker(spec: dict[str, Any], workdir: str, index: int, timeout: float |
     return result
 
 
-def _collect(spec: dict[str, Any], runs: int, timeout: float | None,
-             env: Mapping[str, str] | None, workdir: str) -> Measurement:
+def _collect(
+    spec: dict[str, Any],
+    runs: int,
+    timeout: float | None,
+    env: Mapping[str, str] | None,
+    workdir: str,
+) -> Measurement:
     child_env = _child_env(env, spec.get("device"))
     results = [_run_worker(spec, workdir, i, timeout, child_env) for i in range(runs)]
     peaks = tuple(r["peak_bytes"] for r in results)
@@ -231,11 +238,19 @@ def _collect(spec: dict[str, Any], runs: int, timeout: float | None,
     )
 
 
-def _base_spec(batch_size: int, training: bool, optimizer: Any, loss: Any,
-               precision: str | None, device: str | None) -> dict[str, Any]:
+def _base_spec(
+    batch_size: int,
+    training: bool,
+    optimizer: Any,
+    loss: Any,
+    precision: str | None,
+    device: str | None,
+) -> dict[str, Any]:
     if precision is not None and not isinstance(precision, str):
-        raise TypeError(f"precision must be a dtype policy name such as 'mixed_float16', "
-                        f"not {type(precision).__name__}")
+        raise TypeError(
+            f"precision must be a dtype policy name such as 'mixed_float16', "
+            f"not {type(precision).__name__}"
+        )
     if device is not None and not isinstance(device, str):
         raise TypeError(f"device must be a string such as 'CPU:0' or 'GPU:0', not {device!r}")
     return {
@@ -260,10 +275,13 @@ def _normalize_input_shapes(input_shapes: Any) -> list[list[int]] | None:
     out = []
     for shape in shapes:
         dims = [shape] if isinstance(shape, int) else list(shape)
-        if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
-                               for d in dims):
-            raise ValueError(f"input shape {shape!r} must be positive integers "
-                             "without the batch dimension, e.g. (128,)")
+        if not dims or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims
+        ):
+            raise ValueError(
+                f"input shape {shape!r} must be positive integers "
+                "without the batch dimension, e.g. (128,)"
+            )
         out.append(dims)
     return out
 
@@ -279,16 +297,20 @@ def _check_model(model: Any, input_shapes: list[list[int]] | None) -> None:
             "for a saved file use keras.models.load_model(path) first"
         )
     if not getattr(model, "built", False):
-        raise ValueError("the model is not built yet: call it on a batch or build it "
-                         "with keras.Input shapes before measuring")
+        raise ValueError(
+            "the model is not built yet: call it on a batch or build it "
+            "with keras.Input shapes before measuring"
+        )
     try:
         inputs = model.inputs
     except (AttributeError, ValueError):
         inputs = None
     if input_shapes is not None:
         if inputs and len(inputs) != len(input_shapes):
-            raise ValueError(f"the model has {len(inputs)} inputs but "
-                             f"{len(input_shapes)} input shapes were given")
+            raise ValueError(
+                f"the model has {len(inputs)} inputs but "
+                f"{len(input_shapes)} input shapes were given"
+            )
         return
     for tensor in inputs or ():
         if any(dim is None for dim in tuple(tensor.shape)[1:]):

@@ -30,13 +30,27 @@ from .views.text import ORDERS
 
 #: Optimizers the magic and the panel offer (Keras 3 names, ``keras.optimizers.get``).
 OPTIMIZER_NAMES: tuple[str, ...] = (
-    "sgd", "adam", "adamw", "rmsprop", "adagrad", "adadelta",
-    "adamax", "nadam", "ftrl", "lion", "adafactor",
+    "sgd",
+    "adam",
+    "adamw",
+    "rmsprop",
+    "adagrad",
+    "adadelta",
+    "adamax",
+    "nadam",
+    "ftrl",
+    "lion",
+    "adafactor",
 )
 
 #: Keras dtype policies the magic and the panel offer.
 PRECISION_POLICIES: tuple[str, ...] = (
-    "float32", "mixed_float16", "mixed_bfloat16", "float16", "bfloat16", "float64",
+    "float32",
+    "mixed_float16",
+    "mixed_bfloat16",
+    "float16",
+    "bfloat16",
+    "float64",
 )
 
 Reestimate = Callable[..., Footprint]
@@ -94,7 +108,9 @@ class FootprintPanel:
         )
         # any batch size, typed; the slider's range stretches to follow it
         self.batch_text = widgets.BoundedIntText(
-            value=footprint.batch_size, min=1, max=MAX_BATCH_SIZE_CAP,
+            value=footprint.batch_size,
+            min=1,
+            max=MAX_BATCH_SIZE_CAP,
             layout=widgets.Layout(width="110px"),
         )
         self.fit_button = widgets.Button(
@@ -146,7 +162,9 @@ class FootprintPanel:
         )
         self.table = widgets.HTML()
         self.export_button = widgets.ToggleButton(
-            value=False, description="Markdown", icon="copy",
+            value=False,
+            description="Markdown",
+            icon="copy",
             tooltip="Show the per-layer table as Markdown, to copy",
         )
         self.export_text = widgets.HTML(layout=widgets.Layout(width="100%", display="none"))
@@ -173,19 +191,28 @@ class FootprintPanel:
         self.order_select.observe(lambda _change: self._render_table(), names="value")
         self.export_button.observe(self._on_export, names="value")
 
-        controls = widgets.VBox([
-            widgets.HBox(
-                [self.batch_slider, self.batch_text, self.fit_button,
-                 self.gpu_select, self.custom_gib]
-            ),
-            widgets.HBox([self.mode_select, self.optimizer_select, self.precision_select]),
-            self.status,
-        ])
-        table_box = widgets.VBox([
-            widgets.HBox([self.order_select, self.export_button]),
-            self.export_text,
-            self.table,
-        ])
+        controls = widgets.VBox(
+            [
+                widgets.HBox(
+                    [
+                        self.batch_slider,
+                        self.batch_text,
+                        self.fit_button,
+                        self.gpu_select,
+                        self.custom_gib,
+                    ]
+                ),
+                widgets.HBox([self.mode_select, self.optimizer_select, self.precision_select]),
+                self.status,
+            ]
+        )
+        table_box = widgets.VBox(
+            [
+                widgets.HBox([self.order_select, self.export_button]),
+                self.export_text,
+                self.table,
+            ]
+        )
         details = widgets.Accordion(
             children=[table_box, self.notes],
             titles=("Per layer", "Where does this memory live?"),
@@ -314,8 +341,12 @@ class FootprintPanel:
     def _set_busy(self, busy: bool, wanted: dict[str, Any] | None = None) -> None:
         self.busy = busy
         for w in (
-            self.batch_slider, self.batch_text, self.fit_button, self.gpu_select,
-            self.precision_select, self.mode_select,
+            self.batch_slider,
+            self.batch_text,
+            self.fit_button,
+            self.gpu_select,
+            self.precision_select,
+            self.mode_select,
         ):
             w.disabled = busy
         self.optimizer_select.disabled = busy or not self.mode_select.value

@@ -42,6 +42,55 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     return tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
 
 
+def detach_calls(
+    graph_def: graph_pb2.GraphDef, call_shapes: dict[str, list[tuple[Any, Any]]]
+) -> tuple[graph_pb2.GraphDef, dict[str, list[str]], list[str]]:
+    """A copy where the outputs of function calls come from placeholders.
+
+    Shape inference does not look inside calls Grappler left in place (such as
+    XLA-compiled helpers), so their consumers are fed placeholders carrying the
+    shapes the trace saw.  Returns the copy, each call's stand-in placeholders,
+    and those whose first dimension is the batch (to be set per batch size).
+    """
+    gd = copy.deepcopy(graph_def)
+    stand_ins: dict[str, list[str]] = {}
+    batched: list[str] = []
+    extra = []
+    for node in gd.node:
+        shapes = call_shapes.get(node.name)
+        if node.op not in ("PartitionedCall", "StatefulPartitionedCall") or not shapes:
+            continue
+        names = []
+        for i, (shape, dtype) in enumerate(shapes):
+            ph = node_def_pb2.NodeDef(name=f"{node.name}/__tfmem_out_{i}", op="Placeholder")
+            ph.device = node.device
+            ph.attr["dtype"].type = dtypes.as_dtype(dtype).as_datatype_enum
+            if shape is not None:
+                ph.attr["shape"].shape.SetInParent()
+                for d in shape:
+                    ph.attr["shape"].shape.dim.add().size = -1 if d is None else int(d)
+                if shape and shape[0] is None:
+                    batched.append(ph.name)
+            else:
+                ph.attr["shape"].shape.unknown_rank = True
+            extra.append(ph)
+            names.append(ph.name)
+        stand_ins[node.name] = names
+    if not stand_ins:
+        return gd, {}, []
+    for node in gd.node:
+        for j, inp in enumerate(node.input):
+            if inp.startswith("^"):
+                continue
+            src, _, idx = inp.partition(":")
+            if src in stand_ins:
+                k = int(idx) if idx else 0
+                if k < len(stand_ins[src]):
+                    node.input[j] = stand_ins[src][k]
+    gd.node.extend(extra)
+    return gd, stand_ins, batched
+
+
 def list_element_shapes(graph_def: graph_pb2.GraphDef) -> list[str]:
     """Constants giving TensorList element shapes whose first dimension is open.
 

@@ -24,6 +24,10 @@ class TracedStep:
     input_placeholders: dict[str, str]  # placeholder node -> "x" or "y"
     variable_placeholders: dict[str, Any]  # placeholder node -> captured variable
     op_layer: dict[str, int]  # op name -> index into model.layers (-1: none)
+    #: function-call op -> its outputs' (shape with None, dtype) at trace time
+    call_shapes: dict[str, list[tuple[tuple[int | None, ...] | None, Any]]] = dataclasses.field(
+        default_factory=dict
+    )
 
 
 def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
@@ -130,12 +134,23 @@ def trace_step(
     if registered is not None:
         for name in set(registry) - registered:
             registry.pop(name, None)
+    # Calls Grappler will not inline (e.g. XLA-compiled helpers) hide their
+    # output shapes from graph shape inference; the trace knows them.
+    call_shapes = {
+        op.name: [
+            (None if t.shape.rank is None else tuple(t.shape.as_list()), t.dtype)
+            for t in op.outputs
+        ]
+        for op in graph.get_operations()
+        if op.type in ("PartitionedCall", "StatefulPartitionedCall")
+    }
     return TracedStep(
         graph_def=graph_def,
         fetches=fetches,
         input_placeholders=input_placeholders,
         variable_placeholders=variable_placeholders,
         op_layer=op_layer,
+        call_shapes=call_shapes,
     )
 
 

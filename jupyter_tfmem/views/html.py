@@ -171,7 +171,7 @@ def footprint_to_html(fp: Footprint, gpu: Gpu | None = None, measurement: Any = 
         f'<div style="font-weight:bold">Memory footprint of {escape(str(fp.model_name))}</div>'
         f"{headline_html(fp, gpu)}{measurement_html(fp, measurement)}"
         f'<div style="margin:6px 0">{category_bar_html(fp, gpu)}</div>'
-        f'<details open><summary><b>Per layer</b></summary>{layer_table_html(fp)}</details>'
+        f"<details open><summary><b>Per layer</b></summary>{layer_table_html(fp)}</details>"
         f"<details open><summary><b>Where does this memory live?</b></summary>"
         f"{notes_html(fp, gpu)}</details>"
         "</div>"

@@ -130,9 +130,7 @@ def layer_table(fp: Footprint, order: str = "model") -> list[TableRow]:
         rows.sort(key=lambda r: -r.params if r.params is not None else 0)
     peak = fp.peak_bytes
     fp_cats = fp.categories
-    other_bytes = {
-        cat: fp_cats[cat].bytes - sum(r.bytes.get(cat, 0) for r in rows) for cat in cats
-    }
+    other_bytes = {cat: fp_cats[cat].bytes - sum(r.bytes.get(cat, 0) for r in rows) for cat in cats}
     other_total = peak - sum(r.total for r in rows)
     out = list(rows)
     # each cell is rounded to whole bytes on its own, so a few bytes may not add up;
@@ -141,16 +139,26 @@ def layer_table(fp: Footprint, order: str = "model") -> list[TableRow]:
     if max((abs(v) for v in (other_total, *other_bytes.values())), default=0) > slack:
         out.append(
             TableRow(
-                "(not in a layer)", "", "", None, other_bytes, other_total,
-                other_total / peak if peak else 0.0, "other",
+                "(not in a layer)",
+                "",
+                "",
+                None,
+                other_bytes,
+                other_total,
+                other_total / peak if peak else 0.0,
+                "other",
             )
         )
     out.append(
         TableRow(
-            "Total (allocator peak)", "", "",
+            "Total (allocator peak)",
+            "",
+            "",
             sum(r.params for r in rows),
             {cat: fp_cats[cat].bytes for cat in cats},
-            peak, 1.0 if peak else 0.0, "total",
+            peak,
+            1.0 if peak else 0.0,
+            "total",
         )
     )
     return out
@@ -159,8 +167,13 @@ def layer_table(fp: Footprint, order: str = "model") -> list[TableRow]:
 def table_headers(fp: Footprint) -> list[str]:
     cats = table_categories(fp)
     return [
-        "Layer", "Class", "Output shape", "Params",
-        *(CATEGORY_LABELS[c] for c in cats), "Total", "Share",
+        "Layer",
+        "Class",
+        "Output shape",
+        "Params",
+        *(CATEGORY_LABELS[c] for c in cats),
+        "Total",
+        "Share",
     ]
 
 
@@ -190,13 +203,14 @@ def _column_alignment(fp: Footprint) -> tuple[str, ...]:
 def footprint_to_markdown(fp: Footprint, order: str = "model") -> str:
     """The per-layer table as GitHub-flavoured Markdown, for copying into an issue or a doc."""
     cats = table_categories(fp)
-    rows = [
-        [escape_markdown(c) for c in table_cells(fp, r, cats)] for r in layer_table(fp, order)
-    ]
+    rows = [[escape_markdown(c) for c in table_cells(fp, r, cats)] for r in layer_table(fp, order)]
     headers = [escape_markdown(h) for h in table_headers(fp)]
     return tabulate(
-        rows, headers=headers, tablefmt="github",
-        disable_numparse=True, colalign=_column_alignment(fp),
+        rows,
+        headers=headers,
+        tablefmt="github",
+        disable_numparse=True,
+        colalign=_column_alignment(fp),
     )
 
 
@@ -260,9 +274,7 @@ def fit_sentence(fp: Footprint, gpu: Gpu) -> str:
     if s.fits:
         verdict = f"Fits on a {card}, {format_bytes(s.gpu_bytes - s.total_bytes)} to spare."
     else:
-        verdict = (
-            f"Does not fit on a {card}: {format_bytes(s.total_bytes - s.gpu_bytes)} short."
-        )
+        verdict = f"Does not fit on a {card}: {format_bytes(s.total_bytes - s.gpu_bytes)} short."
     return f"{verdict} {max_batch_phrase(s.max_batch)}"
 
 
@@ -297,9 +309,7 @@ def measurement_sentence(fp: Footprint, measurement: Any) -> str:
     runs = [int(r) for r in (getattr(measurement, "runs", None) or ())]
     spread = ""
     if len(runs) > 1:
-        spread = (
-            f", {len(runs)} runs from {format_bytes(min(runs))} to {format_bytes(max(runs))}"
-        )
+        spread = f", {len(runs)} runs from {format_bytes(min(runs))} to {format_bytes(max(runs))}"
     device = getattr(measurement, "device", "") or ""
     where = f" on {clean_text(device)}" if device else ""
     mode = "training" if fp.training else "inference"
@@ -323,14 +333,21 @@ def category_rows(fp: Footprint) -> list[tuple[str, int, float, bool]]:
 
 def _categories_markdown(fp: Footprint) -> str:
     rows = [
-        [escape_markdown(label), format_bytes(b), escape_markdown(format_share(share)),
-         "grows" if grows else "fixed"]
+        [
+            escape_markdown(label),
+            format_bytes(b),
+            escape_markdown(format_share(share)),
+            "grows" if grows else "fixed",
+        ]
         for label, b, share, grows in category_rows(fp)
     ]
     rows.append(["Total", format_bytes(fp.total_bytes), "100.0%", ""])
     return tabulate(
-        rows, headers=["Category", "Bytes", "Share", "With batch size"], tablefmt="github",
-        disable_numparse=True, colalign=("left", "right", "right", "left"),
+        rows,
+        headers=["Category", "Bytes", "Share", "With batch size"],
+        tablefmt="github",
+        disable_numparse=True,
+        colalign=("left", "right", "right", "left"),
     )
 
 
@@ -374,9 +391,7 @@ def memory_notes(fp: Footprint, gpu: Gpu | None = None) -> list[tuple[str, str]]
         )
 
     in_allocator = [cat for cat in ALLOCATOR_CATEGORIES if c[cat].bytes]
-    overhead_items = ", ".join(
-        f"{clean_text(o.name)} {format_bytes(o.bytes)}" for o in fp.overhead
-    )
+    overhead_items = ", ".join(f"{clean_text(o.name)} {format_bytes(o.bytes)}" for o in fp.overhead)
     q2 = (
         f"On the GPU: all {format_bytes(fp.total_bytes)} of this estimate. Inside TF's "
         f"allocator ({format_bytes(fp.peak_bytes)} at the peak): {_listing(fp, in_allocator)}. "
@@ -448,16 +463,23 @@ def footprint_to_text(fp: Footprint, gpu: Gpu | None = None, measurement: Any = 
     if measurement is not None:
         head.append(measurement_sentence(fp, measurement))
     cats = tabulate(
-        [[label, format_bytes(b), format_share(share), "grows" if grows else "fixed"]
-         for label, b, share, grows in category_rows(fp)]
+        [
+            [label, format_bytes(b), format_share(share), "grows" if grows else "fixed"]
+            for label, b, share, grows in category_rows(fp)
+        ]
         + [["Total", format_bytes(fp.total_bytes), "100.0%", ""]],
         headers=["Category", "Bytes", "Share", "With batch size"],
-        tablefmt="simple", disable_numparse=True, colalign=("left", "right", "right", "left"),
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=("left", "right", "right", "left"),
     )
     cats_used = table_categories(fp)
     rows = [[clean_text(c) for c in table_cells(fp, r, cats_used)] for r in layer_table(fp)]
     table = tabulate(
-        rows, headers=table_headers(fp), tablefmt="simple",
-        disable_numparse=True, colalign=_column_alignment(fp),
+        rows,
+        headers=table_headers(fp),
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=_column_alignment(fp),
     )
     return "\n".join([*head, "", cats, "", table]) + "\n"
