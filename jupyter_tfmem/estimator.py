@@ -475,6 +475,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
                 )
             )
     keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
+    creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
     order = topo_fifo_order(nodes)
     timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
@@ -483,7 +484,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions)
     )
     idle_bytes = sum(buf.a for buf in idle)
-    slack = _allocator_slack(nodes, order, batch_size, preset, idle, keep, timeline, idle_bytes)
+    slack = _allocator_slack(nodes, order, batch_size, preset, creation, keep, timeline, idle_bytes)
 
     lines = []
     for pos in positions:
@@ -603,8 +604,60 @@ def _build_without_memory(opt: Any, variables: list[Any]) -> None:
     opt.build(variables)
 
 
+def _creation_order(all_vars, variable_placeholders, preset, idle):
+    """Persistent buffers in the order building the model and optimizer makes them.
+
+    Each entry is ``(key, bytes, category, random_init)``: weight matrices drawn
+    by a random initializer pass through two same-size temporaries first (the
+    draw and its scaling), which is what leaves the allocator's chunks split
+    the way TF's are after building.
+    """
+    ph_of = {id(var): ph for ph, var in variable_placeholders.items()}
+    idle_iter = iter(enumerate(idle))
+    out = []
+    seen = set()
+    for var in all_vars:
+        ph = ph_of.get(id(var))
+        if ph is not None and (ph, 0) in preset:
+            buf = preset[(ph, 0)]
+            key = ("p", ph)
+            seen.add(ph)
+        else:
+            try:
+                i, buf = next(idle_iter)
+            except StopIteration:
+                continue
+            key = ("idle", i)
+        random_init = (
+            buf.category == "parameters"
+            and bool(getattr(var, "trainable", False))
+            and len(getattr(var, "shape", ())) >= 2
+        )
+        out.append((key, int(buf.a), buf.category, random_init))
+    for (ph, _), buf in preset.items():  # captured resources we know only by handle
+        if buf.persistent and ph not in seen:
+            out.append((("p", ph), int(buf.a), buf.category, False))
+    for i, buf in idle_iter:
+        out.append((("idle", i), int(buf.a), buf.category, False))
+    return out
+
+
+def _allocate_persistent(model, creation) -> None:
+    # TF's first small allocations open a 2 MiB region before any weight exists.
+    model.alloc(("runtime",), 1024, "temporaries")
+    for key, nbytes, category, random_init in creation:
+        if random_init:
+            model.alloc((key, "draw"), nbytes, category)
+            model.alloc((key, "scaled"), nbytes, category)
+            model.alloc(key, nbytes, category)
+            model.free((key, "draw"))
+            model.free((key, "scaled"))
+        else:
+            model.alloc(key, nbytes, category)
+
+
 def _allocator_slack(
-    nodes, order, n, preset, idle, keep, timeline, idle_bytes
+    nodes, order, n, preset, creation, keep, timeline, idle_bytes
 ) -> tuple[tuple[int, dict[str, float]], ...]:
     """Bytes the BFC allocator counts beyond the requests, by category, per batch size.
 
@@ -618,7 +671,6 @@ def _allocator_slack(
     from .engine.bfc import BFCModel, rounded
     from .engine.schedule import replay
 
-    persistent = [(tensor[0], buf) for tensor, buf in preset.items() if buf.persistent]
     runs = []
     for _ in range(2):
         events: list = []
@@ -635,10 +687,7 @@ def _allocator_slack(
     points = []
     for m in sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16}):
         model = BFCModel()
-        for name, buf in persistent:
-            model.alloc(("p", name), int(buf.a), buf.category)
-        for i, buf in enumerate(idle):
-            model.alloc(("idle", i), int(buf.a), buf.category)
+        _allocate_persistent(model, creation)
         model.run(runs[0], m)
         model.reset_peak()
         model.run(runs[1], m)
