@@ -406,7 +406,7 @@ class _quiet_tf:
 
 def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes):
     from .engine import grappler
-    from .engine.schedule import Buffer, replay, topo_fifo_order, upper_hull_positions
+    from .engine.schedule import Buffer, replay, upper_hull_positions
     from .engine.step import trace_step
 
     if training:
@@ -432,7 +432,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
-    nodes, unknown = _build_nodes(optimized, props1, props2, traced, opt_scope)
+    nodes, unknown, order = _build_nodes(optimized, props1, props2, traced, opt_scope)
     if unknown:
         notes.append(
             f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
@@ -477,7 +477,6 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
-    order = topo_fifo_order(nodes)
     timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
     positions = upper_hull_positions(timeline)
     _, snaps = replay(
@@ -668,7 +667,7 @@ def _allocator_slack(
     recorded once and the allocator model is rerun at a ladder of batch sizes
     around ``n``; ``Footprint.at`` interpolates between them.
     """
-    from .engine.bfc import BFCModel, rounded
+    from .engine.bfc import BFCModel
     from .engine.schedule import replay
 
     runs = []
@@ -680,9 +679,6 @@ def _allocator_slack(
                 buf.key = ("p", tensor[0])
         replay(nodes, order, n, preset=fresh, keep=keep, events=events)
         runs.append(events)
-
-    def live_requests_at_peak(model: BFCModel) -> int:
-        return model.peak
 
     points = []
     for m in sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16}):
@@ -705,7 +701,6 @@ def _allocator_slack(
                 else {"temporaries": excess},
             )
         )
-    del rounded, live_requests_at_peak
     return tuple(points)
 
 
@@ -774,7 +769,8 @@ def _variable_owners(model: Any, opt: Any) -> tuple[dict[int, int], dict[int, st
 
 
 def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:
-    calls = collections.Counter()
+    import math
+
     out = []
     for layer in layers:
         try:
@@ -782,20 +778,15 @@ def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:
             shape_s = "(" + ", ".join("B" if i == 0 else str(d) for i, d in enumerate(shape)) + ")"
         except Exception:
             shape_s = ""
-        calls[layer.name] += 1
-        params = int(sum(int(_var_bytes(v) // max(1, _dtype_size(v))) for v in layer.weights))
+        params = sum(math.prod(int(d) for d in v.shape) for v in layer.weights)
         out.append(LayerInfo(layer.name, type(layer).__name__, shape_s, params))
     return out
 
 
-def _dtype_size(var: Any) -> int:
-    import tensorflow as tf
-
-    return tf.as_dtype(var.dtype).size
-
-
 def _build_nodes(graph_def, props1, props2, traced, opt_scope):
-    from .engine.schedule import Node
+    """Nodes with sized outputs, and the order the executor model runs them in."""
+    from .engine.grappler import nbytes
+    from .engine.schedule import Node, topo_fifo_order
 
     unknown = 0
     op_layer = traced.op_layer
@@ -811,8 +802,6 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         outs = []
         p1 = props1.get(nd.name, [])
         p2 = props2.get(nd.name, [])
-        from .engine.grappler import nbytes
-
         for k in range(max(len(p1), len(p2))):
             s1 = nbytes(*p1[k]) if k < len(p1) else None
             s2 = nbytes(*p2[k]) if k < len(p2) else None
@@ -830,9 +819,8 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         nodes[nd.name] = node
     _size_tensor_lists(graph_def, nodes)
     # Ops with no recorded layer inherit it from their first input that has one.
-    from .engine.schedule import topo_fifo_order
-
-    for name in topo_fifo_order(nodes):
+    order = topo_fifo_order(nodes)
+    for name in order:
         node = nodes[name]
         if node.layer == -1:
             for src, _ in node.inputs:
@@ -842,7 +830,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
     for ph in traced.variable_placeholders:
         if ph in nodes:
             nodes[ph].layer = -1
-    return nodes, unknown
+    return nodes, unknown, order
 
 
 _FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")
@@ -851,9 +839,6 @@ _FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")
 def _frame_of(name: str) -> str | None:
     m = _FRAME.match(name)
     return m.group(1) if m else None
-
-
-_list_trip: dict[int, int] = {}
 
 
 def _size_tensor_lists(graph_def, nodes) -> None:
@@ -897,6 +882,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             if frame and bound and bound > 0:
                 trips[frame] = max(trips.get(frame, 0), bound)
     default_trip = max(trips.values(), default=1)
+    list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
     pushed: set[tuple[str, int]] = set()
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
@@ -949,7 +935,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         target = origin if origin is not None else node
         prev = target.outputs[0] if target.outputs and target.outputs[0] else (0.0, 0.0, dtype)
         target.outputs[0] = (prev[0] + a * trip, prev[1] + b * trip, dtype)
-        _list_trip[id(target.outputs[0])] = trip
+        list_trip[id(target.outputs[0])] = trip
         if origin is not None:
             node.outputs[0] = (0.0, 0.0, dtype)
     # Reads of the lists, now that their sizes are known.
@@ -957,7 +943,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         if node.op == "TensorListPopBack" and len(node.outputs) > 1 and node.outputs[1] is None:
             spec = _list_size(nodes, node.inputs[0]) if node.inputs else None
             if spec is not None:
-                trip = _list_trip.get(id(spec), default_trip) or 1
+                trip = list_trip.get(id(spec), default_trip) or 1
                 node.outputs[1] = (spec[0] / trip, spec[1] / trip, spec[2])
         elif (
             node.op == "TensorListStack"

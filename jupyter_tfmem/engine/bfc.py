@@ -115,9 +115,6 @@ class BFCModel:
             self.peak = self.in_use
             self.peak_slack = dict(self.slack_by_cat)
 
-    def chunk_size(self, key: object) -> int:
-        return self.chunks[self.owner[key]][0]
-
     def free(self, key: object) -> None:
         addr = self.owner.pop(key, None)
         if addr is None:

@@ -15,16 +15,10 @@ import itertools
 import math
 from collections.abc import Callable, Iterable
 
+from ..footprint import MAX_BATCH_SIZE_CAP
 from .opsem import ALIAS_OPS, CONSTANT_OPS, FORWARDING_OPS, NO_BUFFER_OPS, VARIABLE_WRITE_OPS
 
-ALLOC_ALIGN = 256
-_keys = itertools.count()  # BFC rounds every request up to a multiple of 256 bytes
-
-
-def bfc_round(nbytes: float) -> int:
-    if nbytes <= 0:
-        return 0
-    return int(math.ceil(nbytes / ALLOC_ALIGN) * ALLOC_ALIGN)
+_keys = itertools.count()  # identities of buffers in the allocator model
 
 
 @dataclasses.dataclass
@@ -39,9 +33,6 @@ class Buffer:
     live: bool = False
     keep: bool = False  # a function output: alive until the step returns
     key: object = None  # identity in the allocator model
-
-    def at(self, n: int) -> int:
-        return bfc_round(self.a + self.b * n)
 
 
 @dataclasses.dataclass
@@ -283,7 +274,9 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     return Buffer(a, b, dtype, category, node.layer)
 
 
-def upper_hull_positions(timeline: list[tuple[float, float]], n_max: int = 2**31 - 1) -> list[int]:
+def upper_hull_positions(
+    timeline: list[tuple[float, float]], n_max: int = MAX_BATCH_SIZE_CAP
+) -> list[int]:
     """Positions whose line is the maximum for some batch size in [1, n_max]."""
     best: dict[float, tuple[float, int]] = {}
     for pos, (a, b) in enumerate(timeline):
