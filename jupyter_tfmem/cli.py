@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
+from .estimator import PRECISION_POLICIES as PRECISIONS
+
 PROG = "tfmem"
 DEMO = "demo"
 
@@ -43,16 +45,6 @@ OPTIMIZERS: tuple[str, ...] = (
     "nadam",
     "rmsprop",
     "sgd",
-)
-
-#: Keras dtype policies that change memory (the quantized ones are not estimated).
-PRECISIONS: tuple[str, ...] = (
-    "float32",
-    "mixed_float16",
-    "mixed_bfloat16",
-    "float16",
-    "bfloat16",
-    "float64",
 )
 
 EXIT_OK = 0

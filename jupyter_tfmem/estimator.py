@@ -23,6 +23,16 @@ _B1, _B2 = 4, 7
 #: Largest batch ``estimate`` accepts; ``Footprint.at`` extrapolates beyond it.
 MAX_ESTIMATE_BATCH = 2**24
 
+#: Keras dtype policies ``precision=`` accepts; the CLI, magics and panel offer these.
+PRECISION_POLICIES: tuple[str, ...] = (
+    "float32",
+    "mixed_float16",
+    "mixed_bfloat16",
+    "float16",
+    "bfloat16",
+    "float64",
+)
+
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LOSS = "mean_squared_error"
 
@@ -239,7 +249,7 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
     except ValueError:
         raise ValueError(
             f"unknown precision {precision!r}; use a Keras dtype policy such as "
-            "float32, mixed_float16, mixed_bfloat16, float16, bfloat16 or float64"
+            f"{', '.join(PRECISION_POLICIES[:-1])} or {PRECISION_POLICIES[-1]}"
         ) from None
     if policy.name == model.dtype_policy.name:
         return model
@@ -279,7 +289,7 @@ def _with_dtype(config: Any, policy: str) -> Any:
         for key, value in config.items():
             is_policy = (
                 isinstance(value, dict) and value.get("class_name", "").endswith("DTypePolicy")
-            ) or (isinstance(value, str) and value in _POLICY_NAMES)
+            ) or (isinstance(value, str) and value in PRECISION_POLICIES)
             if key == "dtype" and is_policy:
                 continue
             out[key] = _with_dtype(value, policy)
@@ -287,9 +297,6 @@ def _with_dtype(config: Any, policy: str) -> Any:
     if isinstance(config, list):
         return [_with_dtype(v, policy) for v in config]
     return config
-
-
-_POLICY_NAMES = ("float32", "float16", "bfloat16", "float64", "mixed_float16", "mixed_bfloat16")
 
 
 def _input_specs(model: Any, input_shapes: Any) -> Any:

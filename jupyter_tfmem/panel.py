@@ -16,6 +16,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from .estimator import PRECISION_POLICIES
 from .footprint import MAX_BATCH_SIZE_CAP, Footprint
 from .gpus import Gpu, custom_gpu, default_gpu, gpu_choices
 from .views.html import (
@@ -41,16 +42,6 @@ OPTIMIZER_NAMES: tuple[str, ...] = (
     "ftrl",
     "lion",
     "adafactor",
-)
-
-#: Keras dtype policies the magic and the panel offer.
-PRECISION_POLICIES: tuple[str, ...] = (
-    "float32",
-    "mixed_float16",
-    "mixed_bfloat16",
-    "float16",
-    "bfloat16",
-    "float64",
 )
 
 Reestimate = Callable[..., Footprint]
