@@ -440,6 +440,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
     nodes, unknown, order = _build_nodes(optimized, props1, props2, traced, opt_scope)
+    _size_xla_calls(optimized, nodes, (props1, props2), traced, notes)
     if unknown:
         notes.append(
             f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
@@ -814,7 +815,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
             s2 = nbytes(*p2[k]) if k < len(p2) else None
             if s1 is None or s2 is None:
                 outs.append(None)
-                if nd.op not in ("NoOp",):
+                if nd.op not in ("NoOp", "BroadcastGradientArgs"):  # tiny index vectors
                     unknown += 1
                 continue
             b = (s2 - s1) / (_B2 - _B1)
@@ -838,6 +839,77 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         if ph in nodes:
             nodes[ph].layer = -1
     return nodes, unknown, order
+
+
+def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
+    """Give every XLA-compiled call the temporary buffer XLA assigns it."""
+    import tensorflow as tf
+
+    from .engine import xla
+
+    library = {f.signature.name: f for f in graph_def.library.function}
+    by_name = {nd.name: nd for nd in graph_def.node}
+    failed = []
+    cache: dict = {}
+    # A gradient call belongs to the layer whose forward call it differentiates.
+    forward_layer = {}
+    for nd in graph_def.node:
+        fdef = library.get(nd.attr["f"].func.name) if nd.op in xla.CALL_OPS else None
+        if fdef is not None and nd.name in nodes and "backward_function_name" in fdef.attr:
+            forward_layer[fdef.attr["backward_function_name"].s.decode()] = nodes[nd.name].layer
+    for nd in graph_def.node:
+        if nd.op in xla.CALL_OPS and nd.attr["f"].func.name in forward_layer and nd.name in nodes:
+            nodes[nd.name].layer = forward_layer[nd.attr["f"].func.name]
+    for nd in graph_def.node:
+        if nd.name not in nodes or not xla.is_xla_call(nd, library):
+            continue
+        fdef = library.get(nd.attr["f"].func.name)
+        sizes = []
+        try:
+            if fdef is None:
+                raise ValueError("function not in the graph's library")
+            for per_batch in props:
+                specs = [
+                    _input_spec(by_name, per_batch, traced, inp)
+                    for inp in nd.input
+                    if not inp.startswith("^")
+                ]
+                sizes.append(xla.temp_bytes(fdef, library, specs, cache))
+        except (ValueError, TypeError, tf.errors.OpError) as err:
+            failed.append(f"{nd.name} ({_first_useful_line(str(err))})")
+            continue
+        b = (sizes[1] - sizes[0]) / (_B2 - _B1)
+        nodes[nd.name].scratch = (sizes[0] - b * _B1, b)
+    if failed:
+        notes.append(
+            f"XLA could not compile {len(failed)} call(s) for sizing, so their internal "
+            f"buffers are not counted: {'; '.join(failed[:3])}"
+        )
+
+
+def _input_spec(by_name, props, traced, ref: str):
+    """The ``tf.TensorSpec`` of a tensor feeding a call (a variable's value for a handle)."""
+    import tensorflow as tf
+
+    src, _, idx = ref.partition(":")
+    k = int(idx) if idx else 0
+    seen = 0
+    while src in by_name and by_name[src].op == "Identity" and seen < 100:
+        if src in traced.variable_placeholders:
+            break
+        src, _, idx = by_name[src].input[0].partition(":")
+        k = int(idx) if idx else 0
+        seen += 1
+    var = traced.variable_placeholders.get(src)
+    if var is not None:
+        return tf.TensorSpec(tuple(var.shape), tf.as_dtype(var.dtype))
+    entries = props.get(src) or []
+    if k >= len(entries) or entries[k][0] is None:
+        raise ValueError(f"the shape of {ref} is not known")
+    shape, dtype = entries[k]
+    if dtype == tf.resource:
+        raise ValueError(f"{ref} is a resource that is not a known variable")
+    return tf.TensorSpec(shape, dtype)
 
 
 _FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")

@@ -44,6 +44,8 @@ class Node:
     outputs: list[tuple[float, float, object] | None]  # (a, b, dtype); None: unknown
     category: Callable[[int, float], str] | None = None  # per output, from b
     layer: int = -1
+    #: bytes the op allocates for itself while it runs, as ``(a, b)`` (XLA calls)
+    scratch: tuple[float, float] | None = None
 
 
 @dataclasses.dataclass
@@ -176,9 +178,15 @@ def replay(
             if not buf.live:
                 add(buf)
                 new_bufs.append(buf)
+        scratch = None
+        if node.scratch is not None and (node.scratch[0] > 0 or node.scratch[1] > 0):
+            scratch = Buffer(*node.scratch, None, "temporaries", node.layer)
+            add(scratch)
         timeline.append((a_live, b_live))
         if record is not None and pos in record:
             snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+        if scratch is not None:
+            drop(scratch)
         # inputs: one use fewer; free a buffer once nobody waits for it
         for src, buf in zip(node.inputs, in_bufs, strict=True):
             if src in remaining:

@@ -1,0 +1,140 @@
+"""What an XLA-compiled call allocates, from XLA's own buffer assignment.
+
+TF runs a function marked ``_XlaMustCompile`` (Keras compiles some helpers
+this way, e.g. grouped convolutions on CPU) as one XLA executable.  Inside it,
+XLA does its own scheduling: besides its outputs it asks TF's allocator for a
+temporary buffer holding every intermediate value, which is freed when the
+call returns.  That buffer can dwarf the call's outputs (the gradient of a
+7x7 grouped convolution with 768 channels expands its kernel to 220 MiB), and
+no op-by-op replay can see it.  XLA can compile the function for given shapes
+without running it, and its buffer assignment says exactly what it will ask
+for, so this module compiles each call at two batch sizes and reads it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+_probe_ids = itertools.count()
+
+
+def is_xla_call(node: Any, library: dict[str, Any]) -> bool:
+    """Whether TF runs this call node as an XLA executable."""
+    if node.op not in CALL_OPS:
+        return False
+    if node.attr["_XlaMustCompile"].b:
+        return True
+    fdef = library.get(node.attr["f"].func.name)
+    return bool(fdef is not None and fdef.attr["_XlaMustCompile"].b)
+
+
+def temp_bytes(
+    fdef: Any, library: dict[str, Any], specs: list[Any], cache: dict | None = None
+) -> int:
+    """Bytes of XLA's temporary allocations when ``fdef`` runs on ``specs``.
+
+    ``specs`` are ``tf.TensorSpec`` per argument; a resource argument is given
+    as the spec of the variable's value.  Resource reads are rewritten into
+    plain inputs so the function compiles without any variable existing.
+    ``cache`` (owned by the caller) remembers results for identical functions.
+    """
+    probe = _without_resources(fdef, specs)
+    key = (
+        probe.SerializeToString(deterministic=True),
+        tuple((tuple(s.shape.as_list()), s.dtype.name) for s in specs),
+    )
+    if cache is not None and key in cache:
+        return cache[key]
+    result = _compile_temp_bytes(probe, library, specs)
+    if cache is not None:
+        cache[key] = result
+    return result
+
+
+def _compile_temp_bytes(probe: Any, library: dict[str, Any], specs: list[Any]) -> int:
+    import tensorflow as tf
+    from tensorflow.compiler.xla.service import hlo_pb2
+    from tensorflow.python.eager import context
+
+    ctx = context.context()
+    probe.signature.name = f"__tfmem_xla_probe_{next(_probe_ids)}"
+    added = [probe.signature.name]
+    for name, other in library.items():
+        if not ctx.has_function(name):
+            ctx.add_function_def(other)
+            added.append(name)
+    ctx.add_function_def(probe)
+    try:
+        device = tf.config.list_logical_devices("CPU")[0].name
+        raw = ctx.get_compiler_ir(
+            device_name=device,
+            platform_name=None,
+            function_name=probe.signature.name,
+            flat_args=specs,
+            captured_inputs=[],
+            stage="optimized_hlo_proto_serialized",
+        )
+    finally:
+        for name in added:
+            ctx.remove_function(name)
+    proto = hlo_pb2.HloProto()
+    proto.ParseFromString(raw)
+    return sum(
+        a.size
+        for a in proto.buffer_assignment.buffer_allocations
+        if not (
+            a.is_entry_computation_parameter
+            or a.maybe_live_out
+            or a.is_constant
+            or a.is_thread_local
+            or a.is_tuple
+        )
+    )
+
+
+def _without_resources(fdef: Any, specs: list[Any]) -> Any:
+    """A copy of ``fdef`` whose resource arguments are the variables' values.
+
+    Arguments are renamed by position, so calls of functions that differ only
+    in their names (every block of a stage) give the same bytes and share one
+    compilation.
+    """
+    import tensorflow as tf
+
+    out = copy.deepcopy(fdef)
+    args = {arg.name: f"arg{i}" for i, arg in enumerate(out.signature.input_arg)}
+    renamed = set()
+    for arg, spec in zip(out.signature.input_arg, specs, strict=True):
+        if arg.type != tf.resource.as_datatype_enum:
+            continue
+        arg.type = spec.dtype.as_datatype_enum
+        for node in out.node_def:
+            if node.op == "ReadVariableOp" and node.input and node.input[0] == arg.name:
+                node.op = "Identity"
+                node.attr["T"].CopyFrom(node.attr["dtype"])
+                del node.attr["dtype"]
+                renamed.add(node.name)
+            elif any(inp.split(":")[0] == arg.name for inp in node.input):
+                raise ValueError(f"{node.op} uses a variable inside an XLA call")
+
+    def fix(ref: str) -> str:
+        src, sep, rest = ref.partition(":")
+        if src in args:
+            return args[src] + sep + rest
+        return ref.replace(":value:", ":output:", 1) if src in renamed else ref
+
+    for arg in out.signature.input_arg:
+        arg.name = args[arg.name]
+    for node in out.node_def:
+        node.input[:] = [fix(ref) for ref in node.input]
+    for key, ref in list(out.ret.items()):
+        out.ret[key] = fix(ref)
+    out.arg_attr.clear()
+    out.signature.name = "probe"
+    for key in ("backward_function_name", "forward_function_name"):
+        if key in out.attr:
+            del out.attr[key]
+    return out
