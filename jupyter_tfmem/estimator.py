@@ -441,6 +441,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
     nodes, unknown, order = _build_nodes(optimized, props1, props2, traced, opt_scope)
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes)
+    _copy_on_read(nodes, traced)
     if unknown:
         notes.append(
             f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
@@ -841,6 +842,48 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
     return nodes, unknown, order
 
 
+def _resource_root(nodes, name: str, depth: int = 0) -> str:
+    node = nodes.get(name)
+    if node is None or depth > 32 or not node.inputs:
+        return name
+    if node.op in ("Identity", "Enter", "Switch", "Merge"):
+        return _resource_root(nodes, node.inputs[0][0], depth + 1)
+    return name
+
+
+def _is_sparse_variable_op(op: str) -> bool:
+    return op.startswith(("ResourceScatter", "ResourceSparseApply")) or op in (
+        "ResourceGather",
+        "ResourceGatherNd",
+    )
+
+
+def _copy_on_read(nodes, traced) -> None:
+    """Reads and updates of variables that a sparse op touches copy them.
+
+    Once a sparse op (a scatter update of an embedding, a resource gather) has
+    used a variable, TF keeps it in copy-on-read mode: no tensor may alias its
+    memory, so every read allocates a full copy and every dense update writes
+    into a new buffer.  The warm-up step has set the mode, so the measured step
+    pays for it on every read.
+    """
+    sparse = set()
+    for node in nodes.values():
+        if _is_sparse_variable_op(node.op) and node.inputs:
+            sparse.add(_resource_root(nodes, node.inputs[0][0]))
+    sparse &= set(traced.variable_placeholders)
+    if not sparse:
+        return
+    for node in nodes.values():
+        if not node.inputs or _resource_root(nodes, node.inputs[0][0]) not in sparse:
+            continue
+        if node.op == "ReadVariableOp":
+            node.op = "_ReadVariableCopy"  # allocates: not an alias of the variable
+        elif node.op in ("AssignAddVariableOp", "AssignSubVariableOp"):
+            var = traced.variable_placeholders[_resource_root(nodes, node.inputs[0][0])]
+            node.scratch = (float(_var_bytes(var)), 0.0)
+
+
 def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
     """Give every XLA-compiled call the temporary buffer XLA assigns it."""
     import tensorflow as tf
@@ -963,6 +1006,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
     default_trip = max(trips.values(), default=1)
     list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
     pushed: set[tuple[str, int]] = set()
+    _sequence_loop_exits(nodes)
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
             node.inputs = [
@@ -983,7 +1027,7 @@ def _size_tensor_lists(graph_def, nodes) -> None:
                 else None
             )
             if spec is not None and node.outputs:
-                node.outputs[0] = spec  # a view of its input: replay aliases it
+                node.outputs[0] = spec  # a copy of its input, one element per row
             continue
         if elem is None:
             continue
@@ -1031,6 +1075,40 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             and node.outputs[0] is None
         ):
             node.outputs[0] = _list_size(nodes, node.inputs[0])
+
+
+def _sequence_loop_exits(nodes) -> None:
+    """Make each loop's Exits wait for its body, as iterating does.
+
+    The replay runs a loop's body once and has no back edge, so an Exit would
+    otherwise be ready as soon as its Switch ran, and the backward pass could
+    start before the forward loop pushed anything: the accumulators would then
+    stay full through the whole backward pass.  In TF the Exits fire only when
+    the condition turns false, after every iteration's NextIteration.
+    """
+    merge_next: dict[str, list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        if node.op == "Merge":
+            for src, _ in node.inputs:
+                if src in nodes and nodes[src].op == "NextIteration":
+                    merge_next[node.name].append(src)
+    loops: dict[str, dict[str, list[str]]] = collections.defaultdict(
+        lambda: {"next": [], "exit": []}
+    )
+    switch_loop: dict[str, str] = {}
+    for node in nodes.values():
+        if node.op == "Switch" and len(node.inputs) == 2:
+            data, pred = node.inputs
+            if pred[0] in nodes and nodes[pred[0]].op == "LoopCond":
+                switch_loop[node.name] = pred[0]
+                loops[pred[0]]["next"].extend(merge_next.get(data[0], ()))
+    for node in nodes.values():
+        if node.op == "Exit" and node.inputs and node.inputs[0][0] in switch_loop:
+            loops[switch_loop[node.inputs[0][0]]]["exit"].append(node.name)
+    for loop in loops.values():
+        for name in loop["exit"]:
+            extra = [n for n in loop["next"] if n not in nodes[name].controls]
+            nodes[name].controls.extend(extra)
 
 
 def _list_origin(nodes, tensor, depth: int = 0):

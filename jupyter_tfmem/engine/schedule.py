@@ -235,6 +235,8 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     op = node.op
     if op in NO_BUFFER_OPS:
         return None
+    # TensorListFromTensor copies every slice into an aligned element of its
+    # own, so it allocates; pushes, pops and reads work on the list in place.
     if (
         (
             (
@@ -243,7 +245,6 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
                     "TensorListPopBack",
                     "TensorListPushBack",
                     "TensorListSetItem",
-                    "TensorListFromTensor",
                 )
                 and idx == 0
             )
