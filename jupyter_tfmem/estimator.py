@@ -170,8 +170,11 @@ def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[An
     if isinstance(optimizer, str):
         key = optimizer.strip().lower()
         try:
-            fresh = keras.optimizers.get(key)
-        except ValueError:
+            # A fixed name: an auto-generated one ("adam_7") is new on every
+            # call, and TF keeps native memory (~35 KiB) for each variable
+            # name it ever created eagerly, so every estimate would leak.
+            fresh = keras.optimizers.get({"class_name": key, "config": {"name": key}})
+        except (ValueError, TypeError):
             raise ValueError(
                 f"unknown optimizer {optimizer!r}; use one of {', '.join(OPTIMIZER_NAMES)} "
                 "or pass a keras.optimizers.Optimizer instance"
