@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
+from .estimator import OPTIMIZER_NAMES
 from .estimator import PRECISION_POLICIES as PRECISIONS
 
 PROG = "tfmem"
@@ -30,22 +31,9 @@ DEMO = "demo"
 MAX_BATCH = 2**24
 MAX_DIM = 2**24
 
-#: Optimizer names ``keras.optimizers.get`` accepts as plain strings (checked
-#: against Keras in the tests), so a typo is caught before TF loads.
-OPTIMIZERS: tuple[str, ...] = (
-    "adadelta",
-    "adafactor",
-    "adagrad",
-    "adam",
-    "adamax",
-    "adamw",
-    "ftrl",
-    "lion",
-    "muon",
-    "nadam",
-    "rmsprop",
-    "sgd",
-)
+#: Optimizer names the estimator accepts (one list, in the core), so a typo is
+#: caught before TF loads.
+OPTIMIZERS: tuple[str, ...] = OPTIMIZER_NAMES
 
 EXIT_OK = 0
 EXIT_RUNTIME = 1

@@ -22,8 +22,9 @@ from IPython.display import display
 
 import jupyter_tfmem as api
 
+from .estimator import OPTIMIZER_NAMES, PRECISION_POLICIES
 from .gpus import DEFAULT_GPU_NAME, Gpu, default_gpu, parse_gpu
-from .panel import OPTIMIZER_NAMES, PRECISION_POLICIES, FootprintPanel
+from .panel import FootprintPanel
 from .views.text import escape_markdown, measurement_sentence
 
 DEFAULT_BATCH_SIZE = 32

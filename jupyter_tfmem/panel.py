@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .estimator import PRECISION_POLICIES
+from .estimator import OPTIMIZER_NAMES, PRECISION_POLICIES
 from .footprint import MAX_BATCH_SIZE_CAP, Footprint
 from .gpus import Gpu, custom_gpu, default_gpu, gpu_choices
 from .views.html import (
@@ -28,21 +28,6 @@ from .views.html import (
 )
 from .views.mime import mime_bundle
 from .views.text import ORDERS
-
-#: Optimizers the magic and the panel offer (Keras 3 names, ``keras.optimizers.get``).
-OPTIMIZER_NAMES: tuple[str, ...] = (
-    "sgd",
-    "adam",
-    "adamw",
-    "rmsprop",
-    "adagrad",
-    "adadelta",
-    "adamax",
-    "nadam",
-    "ftrl",
-    "lion",
-    "adafactor",
-)
 
 Reestimate = Callable[..., Footprint]
 

@@ -104,6 +104,11 @@ def replay(
 
     remaining: dict[tuple[str, int], int] = dict(consumers)
     tensor_buf: dict[tuple[str, int], Buffer] = {}
+    # The reverse of tensor_buf (id of a buffer -> the tensors it backs), so a
+    # variable write finds the tensors sharing the variable's buffer without
+    # scanning every tensor.  Buffers in it stay referenced by tensor_buf for
+    # the whole replay, so their ids are not reused.
+    holders: dict[int, list[tuple[str, int]]] = collections.defaultdict(list)
     reads: dict[int, list[tuple[str, int]]] = collections.defaultdict(
         list
     )  # var buf -> read tensors
@@ -139,6 +144,7 @@ def replay(
 
     for tensor, buf in preset.items():
         tensor_buf[tensor] = buf
+        holders[id(buf)].append(tensor)
         buf.pending += consumers.get(tensor, 0)
         if buf.persistent or buf.keep or buf.pending > 0:
             add(buf)
@@ -158,7 +164,7 @@ def replay(
             and in_bufs[0] is not None
             and in_bufs[0].persistent
         ):
-            cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf)
+            cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf, holders)
             if cow is not None:
                 add(cow)
         for idx, spec in enumerate(node.outputs):
@@ -173,6 +179,7 @@ def replay(
             if tensor in keep:
                 buf.keep = True
             tensor_buf[tensor] = buf
+            holders[id(buf)].append(tensor)
             if node.op == "ReadVariableOp" and buf.persistent:
                 reads[id(buf)].append(tensor)
             if not buf.live:
@@ -207,14 +214,18 @@ def replay(
     return timeline, snaps
 
 
-def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf):
+def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders):
     """A write to a variable whose value is still being read copies it first.
 
     TF's assign kernels write in place only when nobody else holds the
     variable's buffer; otherwise the variable gets a new buffer and the old one
-    lives until its last reader has run.
+    lives until its last reader has run.  ``holders`` (buffer id -> tensors)
+    is kept in step with ``tensor_buf``: the tensors that move to the new
+    buffer are found there, so a write costs what shares its buffer rather
+    than a scan of every tensor (a DenseNet's Adam step has ~1,800 writes).
     """
-    readers = sum(remaining.get(t, 0) for t in reads.get(id(var_buf), ()))
+    var_reads = reads.get(id(var_buf), ())
+    readers = sum(remaining.get(t, 0) for t in var_reads)
     if readers <= 0:
         return None
     new = dataclasses.replace(var_buf, pending=0, live=False, key=("cow", next(_keys)))
@@ -222,9 +233,14 @@ def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf):
     var_buf.pending -= moved
     new.pending = moved
     var_buf.persistent = False
-    for tensor, buf in list(tensor_buf.items()):
-        if buf is var_buf and tensor not in reads.get(id(var_buf), ()):
-            tensor_buf[tensor] = new
+    stay = set(var_reads)
+    kept, moving = [], []
+    for tensor in holders.pop(id(var_buf), ()):
+        (kept if tensor in stay else moving).append(tensor)
+    for tensor in moving:
+        tensor_buf[tensor] = new
+    holders[id(var_buf)] = kept
+    holders[id(new)] = moving
     return new
 
 
