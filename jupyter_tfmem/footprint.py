@@ -204,6 +204,26 @@ class Footprint:
         _check_batch_size(batch_size)
         return dataclasses.replace(self, batch_size=int(batch_size))
 
+    def with_overhead(self, items: Sequence[OverheadItem]) -> Footprint:
+        """The same footprint with another device overhead (e.g. ``calibrate_overhead``'s).
+
+        Only ``total_bytes`` and the device overhead category change: the
+        overhead lies outside TF's allocator, so ``peak_bytes`` stays.  ``at()``
+        keeps the new overhead, since it is a constant of the card, not the batch.
+        """
+        if isinstance(items, OverheadItem):
+            items = (items,)
+        items = tuple(items)
+        for item in items:
+            if not isinstance(item, OverheadItem):
+                raise TypeError(
+                    f"overhead items must be OverheadItem (see calibrate_overhead), "
+                    f"not {type(item).__name__}"
+                )
+            if isinstance(item.bytes, bool) or not isinstance(item.bytes, int) or item.bytes < 0:
+                raise ValueError(f"overhead {item.name!r} must be a whole number of bytes >= 0")
+        return dataclasses.replace(self, overhead=items)
+
     def max_batch_size(self, memory_bytes: int | float) -> int:
         """Largest batch whose ``total_bytes`` fits in ``memory_bytes`` (0 if none)."""
         if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)):
