@@ -174,30 +174,3 @@ def test_cli_replicas_and_overhead_flags(monkeypatch, capsys):
 def test_cli_bad_replicas_and_overhead_are_usage_errors(argv, needle, capsys):
     assert cli.main(["demo", *argv]) == cli.EXIT_USAGE
     assert needle in capsys.readouterr().err
-
-
-def test_magic_passes_replicas_and_rejects_bad_ones(monkeypatch, capsys):
-    from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import start_ipython
-
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "jupyter_tfmem")
-    shell.user_ns["model"] = keras.Sequential([keras.Input((8,)), keras.layers.Dense(4)])
-    calls = []
-    real = tfmem.estimate
-
-    def spy(model, batch_size, **kwargs):
-        calls.append(kwargs)
-        return real(model, batch_size, **kwargs)
-
-    monkeypatch.setattr(tfmem, "estimate", spy)
-    shell.run_line_magic("tfmem", "model --batch 32 --replicas 2 --markdown")
-    assert calls[-1]["replicas"] == 2
-    assert "(16, 4)" in capsys.readouterr().out  # per-device output shape
-    for flags, needle in (
-        ("--replicas 0", "at least 1"),
-        ("--replicas x", "whole number"),
-        ("--replicas 2 --measure", "data-parallel"),
-    ):
-        with pytest.raises(UsageError, match=needle):
-            shell.run_line_magic("tfmem", f"model {flags}")
