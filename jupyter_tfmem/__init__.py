@@ -12,7 +12,15 @@ from .footprint import CATEGORIES, Footprint
 
 __version__ = "0.1.0"
 
-__all__ = ["CATEGORIES", "Footprint", "Measurement", "__version__", "estimate", "measure"]
+__all__ = [
+    "CATEGORIES",
+    "Footprint",
+    "Measurement",
+    "__version__",
+    "calibrate_overhead",
+    "estimate",
+    "measure",
+]
 
 
 def estimate(model: Any, batch_size: int, **kwargs: Any) -> Footprint:
@@ -27,6 +35,18 @@ def measure(model: Any, batch_size: int, **kwargs: Any) -> Any:
     from .measurement import measure as _measure
 
     return _measure(model, batch_size, **kwargs)
+
+
+def calibrate_overhead(measurement: Any, allocator_bytes: int | None = None) -> Any:
+    """This GPU's overhead from one ``measure`` run; see ``overhead.calibrate_overhead``.
+
+    ``estimate(model, 32).with_overhead(calibrate_overhead(measure(model, 32)))``
+    gives a ``total_bytes`` that uses the card's own figure instead of the
+    documented constants.
+    """
+    from .overhead import calibrate_overhead as _calibrate
+
+    return _calibrate(measurement, allocator_bytes)
 
 
 def __getattr__(name: str) -> Any:

@@ -307,6 +307,32 @@ def _onednn_note() -> str:
     return f"oneDNN: TF_ENABLE_ONEDNN_OPTS={value}"
 
 
+def _configure_gpus(
+    tf: Any, gpus: list[Any], device: str, pool_mib: int | None, notes: list[str]
+) -> int | None:
+    """Memory growth on every GPU, or a fixed pool of ``pool_mib`` on the measured one.
+
+    Growth makes the allocator's peak independent of the card's size.  A fixed
+    pool is for overhead calibration: without growth TF's BFC allocator takes
+    its whole ``memory_limit`` as its first region, so the driver's figure for
+    the process minus the pool is exactly what lies outside TF's allocator (with
+    growth the pool is somewhere between the peak and twice it, regions double).
+    Returns the pool size in bytes when it is fixed.
+    """
+    index = None
+    if pool_mib is not None and device.upper().startswith("GPU"):
+        index = int(device.split(":")[-1] or 0)
+    for i, gpu in enumerate(gpus):
+        if i == index:
+            tf.config.set_logical_device_configuration(
+                gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=int(pool_mib))]
+            )
+            notes.append(f"fixed allocator pool of {int(pool_mib)} MiB on {device} (calibration)")
+        else:
+            tf.config.experimental.set_memory_growth(gpu, True)
+    return None if index is None else int(pool_mib) * 2**20
+
+
 def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
     """Load, compile, warm up, reset the allocator's peak, run one step, read the peak.
 
@@ -319,9 +345,8 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
 
     notes: list[str] = [_onednn_note()]
     gpus = tf.config.list_physical_devices("GPU")
-    for gpu in gpus:
-        tf.config.experimental.set_memory_growth(gpu, True)
     device = spec.get("device") or ("GPU:0" if gpus else "CPU:0")
+    pool_bytes = _configure_gpus(tf, gpus, device, spec.get("gpu_pool_mib"), notes)
     batch_size = int(spec["batch_size"])
     training = bool(spec["training"])
 
@@ -354,7 +379,18 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
         step_seconds = time.perf_counter() - step_started
         info = tf.config.experimental.get_memory_info(device)
 
+    device_used, device_used_source = None, ""
+    if device.upper().startswith("GPU"):
+        from jupyter_tfmem.driver import process_device_used_bytes
+
+        # The pool never shrinks, so what the driver reports now includes the
+        # step's peak; with a fixed pool it is exactly pool + what lies outside it.
+        device_used, device_used_source = process_device_used_bytes(os.getpid())
+
     return {
+        "device_used_bytes": device_used,
+        "device_used_source": device_used_source,
+        "device_pool_bytes": pool_bytes,
         "peak_bytes": int(info["peak"]),
         "current_before": int(before),
         "current_after": int(info["current"]),

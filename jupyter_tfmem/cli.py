@@ -30,6 +30,10 @@ DEMO = "demo"
 #: larger number is far more likely a typo (an extra zero) than a plan.
 MAX_BATCH = 2**24
 MAX_DIM = 2**24
+#: Most devices ``--replicas`` accepts (a larger number is more likely a typo).
+MAX_REPLICAS = 4096
+#: Most device overhead ``--overhead-mib`` accepts: no card has more memory.
+MAX_OVERHEAD_MIB = 2**20
 
 #: Optimizer names the estimator accepts (one list, in the core), so a typo is
 #: caught before TF loads.
@@ -65,6 +69,28 @@ def parse_batch_size(text: str) -> int:
             "no card holds more, and a larger number is usually a typo"
         )
     return value
+
+
+def _whole_number(text: str, flag: str, low: int, high: int, example: str) -> int:
+    cleaned = text.strip().replace("_", "")
+    if not re.fullmatch(r"[+-]?\d+", cleaned):
+        raise argparse.ArgumentTypeError(
+            f"{flag} must be a whole number such as {example}, got {text!r}"
+        )
+    value = int(cleaned)
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{flag} must be between {low} and {high:,}, got {value}")
+    return value
+
+
+def parse_replicas(text: str) -> int:
+    """Devices the global batch is split over (data parallelism): 1 to ``MAX_REPLICAS``."""
+    return _whole_number(text, "--replicas", 1, MAX_REPLICAS, "2")
+
+
+def parse_overhead_mib(text: str) -> int:
+    """A device overhead in MiB, e.g. from ``calibrate_overhead`` on the user's GPU."""
+    return _whole_number(text, "--overhead-mib", 0, MAX_OVERHEAD_MIB, "420")
 
 
 def parse_optimizer(text: str) -> str:
@@ -182,6 +208,25 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "an input's shape without the batch dimension, for models with dynamic sizes: "
             "128 (a sequence length) or 224,224,3; repeat the flag once per input, in order"
+        ),
+    )
+    parser.add_argument(
+        "--replicas",
+        type=parse_replicas,
+        default=1,
+        metavar="N",
+        help=(
+            "data-parallel training over N GPUs (tf.distribute.MirroredStrategy): --batch is "
+            "the global batch and every figure is one device's (default: 1)"
+        ),
+    )
+    parser.add_argument(
+        "--overhead-mib",
+        type=parse_overhead_mib,
+        metavar="MIB",
+        help=(
+            "device overhead outside TF's allocator, in MiB, instead of the documented "
+            "constants (e.g. calibrated on your GPU: see docs/gpu.md)"
         ),
     )
     parser.add_argument(
@@ -347,6 +392,11 @@ class _Source:
 
 def _check_cheap(args: argparse.Namespace) -> None:
     """What can be refused before TF is imported: the file's existence and format."""
+    if args.measure and args.replicas > 1:
+        raise UsageError(
+            "--measure runs one device and cannot check a data-parallel estimate; "
+            "drop --replicas, or --measure"
+        )
     if args.model == DEMO:
         if args.input_shapes:
             raise UsageError(
@@ -414,13 +464,28 @@ def _estimate(source: _Source, args: argparse.Namespace, training: bool) -> Any:
     # gets them here to fill its dynamic dimensions.
     if args.input_shapes and source.format != "savedmodel":
         kwargs["input_shapes"] = list(args.input_shapes)
+    if args.replicas > 1:
+        kwargs["replicas"] = args.replicas
     try:
-        return jupyter_tfmem.estimate(source.model, args.batch, **kwargs)
+        fp = jupyter_tfmem.estimate(source.model, args.batch, **kwargs)
+        if args.overhead_mib is not None:
+            fp = fp.with_overhead([_given_overhead(args.overhead_mib)])
+        return fp
     except (ValueError, TypeError) as exc:
         message = _one_line(exc)
         if "input_shapes" in message and not args.input_shapes:
             message += "; on the command line: --input-shape, once per input (e.g. 128)"
         raise RunError(message) from None
+
+
+def _given_overhead(mib: int) -> Any:
+    from .footprint import OverheadItem
+
+    return OverheadItem(
+        "device overhead (--overhead-mib)",
+        mib * 2**20,
+        "given on the command line instead of the documented constants",
+    )
 
 
 def _measure(model: Any, args: argparse.Namespace, training: bool) -> Any:

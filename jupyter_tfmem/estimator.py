@@ -67,6 +67,8 @@ def estimate(
     loss: Any = None,
     precision: str | None = None,
     input_shapes: Any = None,
+    replicas: int | None = None,
+    strategy: Any = None,
 ) -> Footprint:
     """Estimate the allocator peak and the GPU total of one step of ``model``.
 
@@ -75,10 +77,22 @@ def estimate(
     footprint's notes say so).  ``input_shapes`` (shapes without the batch
     dimension, one per input) is needed only when the model's inputs have
     unknown dimensions other than the batch.  The model is never changed.
+
+    ``replicas`` (or a ``tf.distribute.MirroredStrategy`` as ``strategy``, whose
+    ``num_replicas_in_sync`` is used) estimates data-parallel training over
+    that many GPUs: ``batch_size`` is then the global batch and the footprint
+    is one device's, each running ``ceil(batch_size / replicas)`` samples with a
+    full copy of the weights and slots, plus the gradient all-reduce's packed
+    buffer (``jupyter_tfmem.distribute``; assumptions in docs/gpu.md).
     """
     import keras
 
+    from .distribute import data_parallel, gradient_bytes, replicas_from
+
     _check_batch(batch_size)
+    n_replicas = replicas_from(replicas, strategy)
+    global_batch = batch_size
+    batch_size = -(-int(batch_size) // n_replicas)  # what each device runs
     if not isinstance(model, keras.Model):
         raise TypeError(
             f"estimate() needs a keras.Model, got {type(model).__name__}; "
@@ -125,6 +139,9 @@ def estimate(
         import dataclasses
 
         fp = dataclasses.replace(fp, precision=keras.dtype_policies.get(precision).name)
+    if n_replicas > 1:
+        grads = gradient_bytes(model) if training else 0
+        fp = data_parallel(fp, n_replicas, grads, global_batch)
     return fp
 
 

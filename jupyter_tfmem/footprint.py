@@ -122,16 +122,30 @@ class Footprint:
     #: BFC slack by category at a few batch sizes, ``((batch, {cat: bytes}), ...)``;
     #: between them it is interpolated linearly in log2(batch), outside held flat.
     slack: tuple[tuple[int, Mapping[str, float]], ...] = ()
+    #: Data-parallel replicas (devices) the global ``batch_size`` is split over.
+    #: Every figure is per device, at ``device_batch_size``; ``lines`` and
+    #: ``slack`` are in the per-device batch.  1: a single device.
+    replicas: int = 1
 
     def __post_init__(self) -> None:
         _check_batch_size(self.batch_size)
+        check_replicas(self.replicas)
         if not self.lines:
             raise ValueError("a Footprint needs at least one peak line")
 
     # -- the numbers -----------------------------------------------------
     @property
+    def device_batch_size(self) -> int:
+        """Samples each device runs: the global batch split over the replicas, rounded up.
+
+        A global batch that does not divide evenly leaves some replicas one
+        sample more; the largest share is the one that must fit.
+        """
+        return -(-int(self.batch_size) // self.replicas)
+
+    @property
     def _line(self) -> PeakLine:
-        n = self.batch_size
+        n = self.device_batch_size
         return max(self.lines, key=lambda line: line.bytes_at(n))
 
     def _slack_at(self, n: int) -> dict[str, float]:
@@ -139,8 +153,8 @@ class Footprint:
 
     @property
     def peak_bytes(self) -> int:
-        """Peak of TF's allocator over one steady-state step."""
-        n = self.batch_size
+        """Peak of TF's allocator over one steady-state step (per device)."""
+        n = self.device_batch_size
         slack = self._slack_at(n)
         return round(self._line.bytes_at(n) + sum(slack.get(c, 0.0) for c in CATEGORIES))
 
@@ -156,7 +170,7 @@ class Footprint:
     @property
     def categories(self) -> dict[str, CategoryBytes]:
         line = self._line
-        n = self.batch_size
+        n = self.device_batch_size
         slack = self._slack_at(n)
         out: dict[str, CategoryBytes] = {}
         for cat in CATEGORIES:
@@ -171,7 +185,7 @@ class Footprint:
     @property
     def layers(self) -> list[LayerRow]:
         line = self._line
-        n = self.batch_size
+        n = self.device_batch_size
         peak = max(self.peak_bytes, 1)
         rows = []
         slack = self._slack_at(n)
@@ -200,12 +214,40 @@ class Footprint:
         return {cat: c.grows_with_batch for cat, c in self.categories.items()}
 
     def at(self, batch_size: int) -> Footprint:
-        """The same model at another batch size, without tracing again."""
+        """The same model at another batch size, without tracing again.
+
+        ``batch_size`` means what ``estimate`` took: the global batch, split
+        over ``replicas`` devices as before.
+        """
         _check_batch_size(batch_size)
         return dataclasses.replace(self, batch_size=int(batch_size))
 
+    def with_overhead(self, items: Sequence[OverheadItem]) -> Footprint:
+        """The same footprint with another device overhead (e.g. ``calibrate_overhead``'s).
+
+        Only ``total_bytes`` and the device overhead category change: the
+        overhead lies outside TF's allocator, so ``peak_bytes`` stays.  ``at()``
+        keeps the new overhead, since it is a constant of the card, not the batch.
+        """
+        if isinstance(items, OverheadItem):
+            items = (items,)
+        items = tuple(items)
+        for item in items:
+            if not isinstance(item, OverheadItem):
+                raise TypeError(
+                    f"overhead items must be OverheadItem (see calibrate_overhead), "
+                    f"not {type(item).__name__}"
+                )
+            if isinstance(item.bytes, bool) or not isinstance(item.bytes, int) or item.bytes < 0:
+                raise ValueError(f"overhead {item.name!r} must be a whole number of bytes >= 0")
+        return dataclasses.replace(self, overhead=items)
+
     def max_batch_size(self, memory_bytes: int | float) -> int:
-        """Largest batch whose ``total_bytes`` fits in ``memory_bytes`` (0 if none)."""
+        """Largest batch whose ``total_bytes`` fits in ``memory_bytes`` (0 if none).
+
+        With ``replicas`` > 1 this is the largest global batch whose per-device
+        share fits a card of ``memory_bytes``.
+        """
         if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)):
             raise TypeError("memory_bytes must be a number of bytes, e.g. 16 * 2**30")
         if math.isnan(memory_bytes) or memory_bytes < 0:
@@ -261,7 +303,9 @@ class Footprint:
     def __repr__(self) -> str:
         return (
             f"Footprint(model={self.model_name!r}, batch_size={self.batch_size}, "
-            f"training={self.training}, peak_bytes={self.peak_bytes}, "
+            f"training={self.training}, "
+            + (f"replicas={self.replicas}, " if self.replicas != 1 else "")
+            + f"peak_bytes={self.peak_bytes}, "
             f"total_bytes={self.total_bytes})"
         )
 
@@ -292,3 +336,20 @@ def _check_batch_size(batch_size: Any) -> None:
         raise TypeError(f"batch_size must be a positive integer, got {batch_size!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+
+
+def check_replicas(replicas: Any) -> int:
+    """``replicas`` as a positive int, or a TypeError/ValueError saying what is wanted."""
+    if isinstance(replicas, bool) or not isinstance(replicas, int):
+        if hasattr(replicas, "__index__") and not isinstance(replicas, bool):
+            replicas = int(replicas.__index__())
+        else:
+            raise TypeError(
+                f"replicas must be a whole number of devices such as 2, got {replicas!r}"
+            )
+    if replicas < 1:
+        raise ValueError(
+            f"replicas must be at least 1 (the number of GPUs the batch is split over), "
+            f"got {replicas}"
+        )
+    return int(replicas)

@@ -45,6 +45,19 @@ def _batch_size(text: str) -> int:
     return value
 
 
+def _replicas(text: str) -> int:
+    """argparse type for --replicas: a whole number of devices, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--replicas must be a whole number of GPUs such as 2, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--replicas must be at least 1, got {value}")
+    return value
+
+
 def _unquote(text: str | None) -> str | None:
     """IPython splits magic lines keeping quotes (so ``models["a"]`` survives); drop them here."""
     if text is None:
@@ -68,6 +81,10 @@ def _choice(value: str, choices: tuple[str, ...], what: str) -> str:
     did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
     listing = ", ".join(choices)
     raise UsageError(f"unknown {what} {value!r}.{did_you_mean} Choose one of: {listing}.")
+
+
+def _replica_kwargs(settings: dict[str, Any]) -> dict[str, int]:
+    return {"replicas": settings["replicas"]} if "replicas" in settings else {}
 
 
 @magics_class
@@ -119,6 +136,13 @@ class TfmemMagics(Magics):
         f"Default: the local GPU if TensorFlow sees one, else {DEFAULT_GPU_NAME}.",
     )
     @argument(
+        "--replicas",
+        type=_replicas,
+        default=1,
+        help="Data-parallel training over this many GPUs (MirroredStrategy): --batch is the "
+        "global batch and every figure is one device's (default 1).",
+    )
+    @argument(
         "--markdown",
         action="store_true",
         help="Print the per-layer table as Markdown (to copy) instead of showing the panel.",
@@ -151,12 +175,19 @@ class TfmemMagics(Magics):
         if precision is not None:
             precision = _choice(precision, PRECISION_POLICIES, "precision policy")
         gpu = self._gpu(_unquote(args.gpu))
+        if args.measure and args.replicas > 1:
+            raise UsageError(
+                "--measure runs one device and cannot check a data-parallel estimate; "
+                "drop --replicas or --measure."
+            )
         settings = {
             "batch_size": args.batch,
             "training": not args.inference,
             "optimizer": optimizer,
             "precision": precision,
         }
+        if args.replicas > 1:  # only then, so single-device calls stay as they were
+            settings["replicas"] = args.replicas
         expr = " ".join(args.model).strip()
 
         if cell is None:
@@ -214,6 +245,7 @@ class TfmemMagics(Magics):
                 training=training,
                 optimizer=optimizer,
                 precision=precision,
+                **_replica_kwargs(settings),
             )
 
         display(FootprintPanel(fp, reestimate, gpu=gpu, title=label, measurement=measurement))
@@ -226,6 +258,7 @@ class TfmemMagics(Magics):
                 training=settings["training"],
                 optimizer=settings["optimizer"],
                 precision=settings["precision"],
+                **_replica_kwargs(settings),
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(f"cannot estimate {label}: {exc}") from None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -36,6 +37,10 @@ DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LOSS = "mean_squared_error"
 #: Seconds one measuring process may take before it is killed.
 DEFAULT_TIMEOUT = 600.0
+#: Overhead calibration pool: the largest measured peak times this, plus ...
+CALIBRATION_HEADROOM = 1.25
+#: ... this many MiB (room for run-to-run movement of small models' peaks).
+CALIBRATION_EXTRA_MIB = 64
 #: How much of a crashed worker's stderr ends up in the RuntimeError.
 _STDERR_TAIL_CHARS = 3000
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +63,13 @@ class Measurement:
     notes: tuple[str, ...] = ()
     seconds: tuple[float, ...] = ()
     tf_version: str = ""
+    #: On a GPU: device memory the driver counts for the measuring process, read
+    #: in a calibration run whose allocator pool was fixed at ``device_pool_bytes``.
+    #: ``None`` on a CPU, or when the driver could not be asked (``notes`` say why).
+    device_used_bytes: int | None = None
+    #: TF's allocator pool in that calibration run; what lies outside it is
+    #: ``device_used_bytes - device_pool_bytes`` (see ``calibrate_overhead``).
+    device_pool_bytes: int | None = None
 
     @property
     def low(self) -> int:
@@ -211,12 +223,50 @@ def _run_worker(
     return result
 
 
+def calibration_pool_mib(peak_bytes: int) -> int:
+    """Pool (MiB) for the overhead calibration run: the largest peak seen plus headroom.
+
+    Large enough that the run's peak (which moves a few percent between runs)
+    fits, small enough to fit on the card next to the overhead being measured.
+    """
+    return math.ceil(peak_bytes * CALIBRATION_HEADROOM / 2**20) + CALIBRATION_EXTRA_MIB
+
+
+def _calibrate(
+    spec: dict[str, Any],
+    peaks: Sequence[int],
+    timeout: float | None,
+    env: dict[str, str],
+    workdir: str,
+    notes: list[str],
+) -> tuple[int | None, int | None]:
+    """One more fresh process with a fixed pool; the driver's figure for it."""
+    calib = dict(spec, gpu_pool_mib=calibration_pool_mib(max(peaks)))
+    try:
+        result = _run_worker(calib, workdir, len(peaks), timeout, env)
+    except RuntimeError as exc:
+        first = str(exc).splitlines()[0]
+        notes.append(f"device overhead not calibrated: the fixed-pool run failed ({first})")
+        return None, None
+    used, pool = result.get("device_used_bytes"), result.get("device_pool_bytes")
+    if used is None or pool is None:
+        reason = result.get("device_used_source") or "the driver reported nothing"
+        notes.append(f"device overhead not calibrated: {reason}")
+        return None, None
+    notes.append(
+        f"device overhead calibrated: driver ({result.get('device_used_source')}) reports "
+        f"{used} bytes for a process whose TF pool was fixed at {pool} bytes"
+    )
+    return int(used), int(pool)
+
+
 def _collect(
     spec: dict[str, Any],
     runs: int,
     timeout: float | None,
     env: Mapping[str, str] | None,
     workdir: str,
+    calibrate: bool = True,
 ) -> Measurement:
     child_env = _child_env(env, spec.get("device"))
     results = [_run_worker(spec, workdir, i, timeout, child_env) for i in range(runs)]
@@ -225,6 +275,13 @@ def _collect(
     for result in results:
         notes.extend(n for n in result["notes"] if n not in notes)
     notes.append(f"{runs} fresh process(es), BFC allocator, peak of one step after one warm-up")
+    device_used = device_pool = None
+    if calibrate and str(results[0]["device"]).upper().lstrip("/").startswith(
+        ("GPU", "DEVICE:GPU")
+    ):
+        device_used, device_pool = _calibrate(
+            dict(spec, device=results[0]["device"]), peaks, timeout, child_env, workdir, notes
+        )
     return Measurement(
         peak_bytes=round(statistics.median(peaks)),
         runs=peaks,
@@ -235,6 +292,8 @@ def _collect(
         notes=tuple(notes),
         seconds=tuple(round(r["seconds"], 3) for r in results),
         tf_version=results[0]["tf_version"],
+        device_used_bytes=device_used,
+        device_pool_bytes=device_pool,
     )
 
 
@@ -348,6 +407,7 @@ def measure(
     input_shapes: Any = None,
     imports: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    calibrate: bool = True,
 ) -> Measurement:
     """Measure one training (or inference) step of a copy of ``model`` in fresh processes.
 
@@ -360,6 +420,10 @@ def measure(
     unknown dimensions, as in ``estimate``.
     ``imports`` names modules the child must import to load custom classes;
     ``env`` adds environment variables for the child (e.g. oneDNN switches).
+    On a GPU, ``calibrate`` runs one more process with a fixed allocator pool
+    and records what the driver counts for it (``device_used_bytes``), so that
+    ``calibrate_overhead`` can replace the documented overhead constants with
+    this card's own figure; pass ``False`` to skip that run.  On a CPU it does nothing.
     """
     _check_common(batch_size, runs, timeout)
     shapes = _normalize_input_shapes(input_shapes)
@@ -375,7 +439,7 @@ def measure(
             "path": path,
             "compiled": bool(getattr(model, "compiled", False)),
         }
-        return _collect(spec, runs, timeout, env, workdir)
+        return _collect(spec, runs, timeout, env, workdir, calibrate)
 
 
 def measure_builder(
@@ -390,13 +454,14 @@ def measure_builder(
     device: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
+    calibrate: bool = True,
 ) -> Measurement:
     """Measure a model that each fresh process builds itself, so nothing is saved.
 
     ``builder`` is a zoo case name (see ``jupyter_tfmem.zoo``) or
     ``"module:function"`` naming a function that returns a built ``keras.Model``.
     The case's own batch size and compile settings are not applied here: pass
-    them, as ``benchmarks/accuracy.py`` does.
+    them, as ``benchmarks/accuracy.py`` does.  ``calibrate`` as in ``measure``.
     """
     if not isinstance(builder, str) or not builder:
         raise TypeError("builder must be a zoo case name or a 'module:function' string")
@@ -411,4 +476,4 @@ def measure_builder(
     spec = _base_spec(batch_size, training, optimizer, loss, precision, device)
     spec["source"] = source
     with tempfile.TemporaryDirectory(prefix="tfmem-measure-") as workdir:
-        return _collect(spec, runs, timeout, env, workdir)
+        return _collect(spec, runs, timeout, env, workdir, calibrate)

@@ -340,3 +340,19 @@ def test_panel_selectors_reestimate_the_same_model(shell, estimates, panels):
     assert estimates[2]["precision"] == "mixed_float16"
     assert estimates[3]["training"] is False
     assert panel.footprint == estimates[3]["fp"].at(8)
+
+
+def test_replicas_reach_estimate_and_bad_ones_are_usage_errors(shell, estimates, capsys):
+    shell.run_line_magic("tfmem", "model --batch 32 --replicas 2 --markdown")
+    (call,) = estimates
+    assert call["replicas"] == 2 and call["batch_size"] == 32
+    assert call["fp"].device_batch_size == 16
+    assert "(16, 4)" in capsys.readouterr().out  # per-device output shape
+    for flags, needle in (
+        ("--replicas 0", "at least 1"),
+        ("--replicas x", "whole number"),
+        ("--replicas 2 --measure", "data-parallel"),
+    ):
+        with pytest.raises(UsageError, match=needle):
+            shell.run_line_magic("tfmem", f"model {flags}")
+    assert len(estimates) == 1  # refused before estimating

@@ -6,6 +6,11 @@ The browser renderer recomputes totals for any batch size from ``lines`` and
 add the allocator slack, interpolated linearly in log2(batch) between the
 ``slack`` points (held flat outside them), per category, to the category and
 to the "(allocator rounding and fragmentation)" layer row.
+
+``batch_size`` is the global batch; with ``replicas`` > 1 (data parallelism)
+every figure is one device's, and the arithmetic above runs at the device's
+share ``ceil(batch / replicas)`` (``device_batch_size``), as ``Footprint.at``
+does.  A report without ``replicas`` means 1.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "model_name": fp.model_name,
         "batch_size": fp.batch_size,
+        "replicas": fp.replicas,
+        "device_batch_size": fp.device_batch_size,
         "training": fp.training,
         "optimizer": fp.optimizer,
         "precision": fp.precision,

@@ -237,6 +237,9 @@ def summarize(fp: Footprint, gpu: Gpu | None = None) -> Summary:
     if fp.training:
         settings.append(f"optimizer {fp.optimizer or 'default'}")
     settings.append(f"precision {fp.precision}")
+    if fp.replicas > 1:
+        # Same words as the JupyterLab renderer's (labextension/src/view.ts).
+        settings.append(f"data parallel over {fp.replicas} devices, per-device figures")
     return Summary(
         model_name=fp.model_name,
         batch_size=fp.batch_size,

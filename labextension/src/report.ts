@@ -59,6 +59,8 @@ export interface IReport {
   slack: ISlackPoint[];
   overhead: IOverheadItem[];
   notes: string[];
+  /** Data-parallel devices the global batch is split over (1: one device). */
+  replicas: number;
 }
 
 export interface ICategoryAt {
@@ -80,7 +82,10 @@ export interface ILayerAt {
 
 /** The report at one batch size: what ``Footprint.at(n)`` would give. */
 export interface IReportAt {
+  /** The global batch, as the slider shows it. */
   batchSize: number;
+  /** What each device runs: ``ceil(batchSize / replicas)``; every figure is at it. */
+  deviceBatchSize: number;
   peakBytes: number;
   overheadBytes: number;
   totalBytes: number;
@@ -267,6 +272,11 @@ export function parseReport(data: unknown): IReport {
     return { batchSize: batch, categories };
   });
   const notes = list(data, 'notes').map(note => (typeof note === 'string' ? note : ''));
+  const rawReplicas = field(data, 'replicas');
+  const replicas = rawReplicas === undefined ? 1 : num(rawReplicas, '"replicas"');
+  if (!Number.isInteger(replicas) || replicas < 1) {
+    throw new ReportError('"replicas" should be a positive integer');
+  }
   const optimizer = field(data, 'optimizer');
   return {
     modelName: str(data, 'model_name', 'model'),
@@ -279,7 +289,8 @@ export function parseReport(data: unknown): IReport {
     lines,
     slack,
     overhead,
-    notes: notes.filter(note => note.length > 0)
+    notes: notes.filter(note => note.length > 0),
+    replicas
   };
 }
 
@@ -320,8 +331,12 @@ export function slackAt(points: ISlackPoint[], n: number): Map<string, number> {
   return new Map(last.categories);
 }
 
-/** The report at batch size ``n``, computed as ``Footprint.at(n)`` does. */
-export function reportAt(report: IReport, n: number): IReportAt {
+/**
+ * The report at (global) batch size ``batch``, computed as ``Footprint.at(batch)``
+ * does: every figure is one device's, at its share of the batch.
+ */
+export function reportAt(report: IReport, batch: number): IReportAt {
+  const n = Math.ceil(batch / report.replicas);
   let line = report.lines[0];
   let best = line.a + line.b * n;
   for (const candidate of report.lines.slice(1)) {
@@ -386,7 +401,8 @@ export function reportAt(report: IReport, n: number): IReportAt {
     };
   });
   return {
-    batchSize: n,
+    batchSize: batch,
+    deviceBatchSize: n,
     peakBytes,
     overheadBytes,
     totalBytes: peakBytes + overheadBytes,

@@ -65,6 +65,9 @@ function stepSettings(report: IReport): string {
     parts.push(`optimizer ${report.optimizer || 'default'}`);
   }
   parts.push(`precision ${report.precision}`);
+  if (report.replicas > 1) {
+    parts.push(`data parallel over ${report.replicas} devices, per-device figures`);
+  }
   return parts.join(', ');
 }
 

@@ -8,6 +8,7 @@ exactly on rounding halves, without starting a browser.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shutil
@@ -138,6 +139,7 @@ def random_footprint(rng: random.Random) -> Footprint:
         lines=tuple(lines),
         layer_info=info,
         overhead=(OverheadItem("cuda_context", rng.randrange(10**9), "test"),),
+        replicas=rng.choice([1, 1, 2, 3, 8]),
     )
 
 
@@ -159,6 +161,17 @@ def test_hostile_footprint_matches_python(node_report: Path) -> None:
     got = run_node(node_report, [{"data": fp.to_dict(), "batches": batches}])[0]
     check(fp, got)
     assert "\\<img src=x onerror=alert(1)\\>\\|bad name" in got[0]["markdown"]
+
+
+def test_data_parallel_report_splits_the_global_batch_like_python(node_report: Path) -> None:
+    fp = dataclasses.replace(make_footprint(), replicas=3)
+    batches = [1, 2, 3, 4, 31, 32, 33, 1000]
+    got = run_node(node_report, [{"data": fp.to_dict(), "batches": batches}])[0]
+    check(fp, got)
+    # per-device shapes: batch 32 over 3 devices is 11 on the busiest one
+    assert any("11" in shape for _, _, shape in got[batches.index(32)]["layers"])
+    plain = run_node(node_report, [{"data": make_footprint().to_dict(), "batches": [11]}])[0]
+    assert got[batches.index(32)]["peak"] == plain[0]["peak"]
 
 
 def test_random_footprints_match_python(node_report: Path) -> None:
