@@ -145,18 +145,6 @@ class BFCModel:
             addr = prv
         self._insert_free(addr)
 
-    def move(self, key: object, dst: object) -> None:
-        """``dst`` (a variable) takes over ``key``'s chunk; its old chunk is freed."""
-        if key not in self.owner:
-            return
-        category = self.slack[dst][0] if dst in self.slack else self.slack[key][0]
-        self.free(dst)
-        self.owner[dst] = self.owner.pop(key)
-        old_category, extra = self.slack.pop(key)
-        self.slack_by_cat[old_category] -= extra
-        self.slack[dst] = (category, extra)
-        self.slack_by_cat[category] = self.slack_by_cat.get(category, 0) + extra
-
     def reset_peak(self) -> None:
         self.peak = self.in_use
         self.peak_slack = dict(self.slack_by_cat)
@@ -166,7 +154,5 @@ class BFCModel:
         for kind, key, a, b, category in events:
             if kind == "a":
                 self.alloc(key, int(a + b * n), category)
-            elif kind == "m":
-                self.move(key, a)
             else:
                 self.free(key)

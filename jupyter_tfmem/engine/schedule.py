@@ -33,7 +33,6 @@ class Buffer:
     live: bool = False
     keep: bool = False  # a function output: alive until the step returns
     key: object = None  # identity in the allocator model
-    adopt_into: object = None  # key of the variable that takes this buffer over when freed
 
 
 @dataclasses.dataclass
@@ -139,10 +138,7 @@ def replay(
         buf.live = False
         del live[id(buf)]
         if events is not None:
-            if buf.adopt_into is not None:
-                events.append(("m", buf.key, buf.adopt_into, 0.0, None))
-            else:
-                events.append(("f", buf.key, 0.0, 0.0, None))
+            events.append(("f", buf.key, 0.0, 0.0, None))
         a_live -= buf.a
         b_live -= buf.b
 
@@ -171,8 +167,6 @@ def replay(
             cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf, holders)
             if cow is not None:
                 add(cow)
-            elif node.op == "AssignVariableOp" and events is not None:
-                _maybe_adopt(in_bufs)
         for idx, spec in enumerate(node.outputs):
             tensor = (name, idx)
             if tensor in tensor_buf:  # preset (placeholders)
@@ -218,31 +212,6 @@ def replay(
                 buf.keep = False
                 drop(buf)
     return timeline, snaps
-
-
-def _maybe_adopt(in_bufs: list[Buffer | None]) -> None:
-    """An assign whose value nobody else needs hands the value's buffer to the variable.
-
-    TF's AssignVariableOp adopts the value tensor's buffer when it is the last
-    user, instead of copying into the variable's old one; the old buffer is
-    freed.  Live bytes do not change, but the variable moves to where the value
-    was allocated, which is what shapes the allocator's free lists for the next
-    step (an optimizer's slots end up in the step's temporaries' chunks).
-    """
-    if len(in_bufs) < 2 or in_bufs[1] is None:
-        return
-    var, value = in_bufs[0], in_bufs[1]
-    if (
-        value.persistent
-        or value.keep
-        or not value.live
-        or value.pending != 1
-        or abs(value.a - var.a) >= 0.5
-        or abs(value.b - var.b) > 1e-9
-        or var.key is None
-    ):
-        return
-    value.adopt_into = var.key
 
 
 def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders):
