@@ -206,6 +206,36 @@ def convnext_tiny_64() -> Any:
     return _keras().applications.ConvNeXtTiny(weights=None, input_shape=(64, 64, 3), classes=10)
 
 
+def mobilenetv3small_96() -> Any:
+    """MobileNetV3Small on 96x96 RGB: hard-swish, squeeze-excite, depthwise convs."""
+    return _keras().applications.MobileNetV3Small(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def bilstm_text() -> Any:
+    """Embedding(5000, 32) + Bidirectional(LSTM(64)) classifier over 60 tokens."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((60,), dtype="int32", name="tokens")
+    x = layers.Embedding(5000, 32)(inp)
+    x = layers.Bidirectional(layers.LSTM(64))(x)
+    out = layers.Dense(3, activation="softmax")(x)
+    return keras.Model(inp, out, name="bilstm_text")
+
+
+def conv1d_signal() -> Any:
+    """Two Conv1D blocks, global max pooling and Dropout over 200 x 16 signals."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((200, 16), name="signal")
+    x = layers.Conv1D(64, 5, activation="relu")(inp)
+    x = layers.MaxPooling1D()(x)
+    x = layers.Conv1D(128, 5, activation="relu")(x)
+    x = layers.GlobalMaxPooling1D()(x)
+    x = layers.Dropout(0.3)(x)
+    out = layers.Dense(5)(x)
+    return keras.Model(inp, out, name="conv1d_signal")
+
+
 def two_input_two_output() -> Any:
     """An image branch and a tabular branch merged, with a class head and a value head."""
     keras = _keras()
@@ -443,6 +473,57 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "sparse_categorical_crossentropy",
         _IMG64,
         "ConvNeXtTiny 64x64, batch 16, training with Adam (XLA-compiled depthwise calls)",
+    ),
+    # A second set, added after the engine's last change and not tuned against.
+    ZooCase(
+        "mobilenetv3small_96_adam",
+        mobilenetv3small_96,
+        16,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "MobileNetV3Small 96x96, batch 16, training with Adam",
+    ),
+    ZooCase(
+        "efficientnetb0_64_sgd",
+        efficientnetb0_64,
+        16,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        _IMG64,
+        "EfficientNetB0 64x64, batch 16, training with SGD",
+    ),
+    ZooCase(
+        "bilstm_text_rmsprop",
+        bilstm_text,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((60,), "int32"),),
+        "Embedding + bidirectional LSTM over 60 tokens, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "densenet121_64_infer",
+        densenet121_64,
+        32,
+        False,
+        None,
+        None,
+        _IMG64,
+        "DenseNet121 64x64, batch 32, inference",
+    ),
+    ZooCase(
+        "conv1d_signal_adamw",
+        conv1d_signal,
+        64,
+        True,
+        "adamw",
+        "mean_squared_error",
+        (((200, 16), "float32"),),
+        "Conv1D signal regressor with Dropout, batch 64, AdamW",
     ),
 )
 

@@ -16,7 +16,7 @@ import pytest
 from jupyter_tfmem import zoo
 
 CHEAP = ["mlp", "lstm_text", "gru_tagger", "transformer_encoder", "unet_small",
-         "recommender", "two_input_two_output"]
+         "recommender", "two_input_two_output", "bilstm_text", "conv1d_signal"]
 
 
 def test_zoo_has_enough_varied_cases():
