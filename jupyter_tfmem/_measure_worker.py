@@ -90,7 +90,9 @@ def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
     if kind == "file":
         for module_name in spec.get("imports") or ():
             importlib.import_module(module_name)
-        compile_saved = bool(spec["training"] and source.get("compiled"))
+        # Inference too: the compile config carries jit_compile, which decides
+        # whether predict_on_batch runs as one XLA executable.
+        compile_saved = bool(source.get("compiled"))
         # The file was written by our own parent from the user's in-memory model,
         # so Lambda layers in it are the user's own code.
         model = _rebuild_from_file(keras, source["path"], compile_saved)
@@ -360,6 +362,8 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
                 f"optimizer {type(model.optimizer).__name__}; "
                 f"jit_compile={getattr(model, 'jit_compile', None)}"
             )
+        elif getattr(model, "compiled", False):
+            notes.append(f"jit_compile={getattr(model, 'jit_compile', None)}")
         phase[0] = "batch"
         x, y = _make_batch(tf, keras, model, batch_size, training, spec.get("input_shapes"), notes)
         phase[0] = "step"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import math
 import re
 import weakref
 from typing import Any
@@ -112,17 +113,11 @@ def estimate(
         opt, opt_name = _resolve_optimizer(model, optimizer, notes)
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
         y_specs = _target_specs(model, loss_desc, x_specs)
-    jit = getattr(model, "jit_compile", False)
-    if jit is True:
-        notes.append(
-            "The model is compiled with jit_compile=True; this estimate assumes TF's "
-            "executor, not XLA's buffer assignment."
-        )
+    jit = getattr(model, "jit_compile", False) is True
     with _quiet_tf():
         try:
-            fp = _estimate_traced(
-                model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
-            )
+            run = _estimate_xla_step if jit else _estimate_traced
+            fp = run(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes)
         except MemoryError:
             raise
         except Exception as err:
@@ -563,6 +558,143 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         overhead=DEFAULT_OVERHEAD,
         notes=tuple(notes),
         executor="tf-executor",
+    )
+
+
+XLA_ROW = "(XLA step buffer)"
+
+
+def _estimate_xla_step(
+    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+):
+    """A ``jit_compile=True`` step: what XLA's buffer assignment asks TF's allocator for.
+
+    Keras compiles the whole step into one XLA executable.  Besides the
+    variables (updated in place) and the batch, it asks TF's allocator for one
+    temporary buffer holding every activation, gradient and scratch value, and
+    for its small outputs.  The step is compiled (not run) at two batch sizes;
+    XLA's buffer assignment gives both sizes exactly.  The allocator model then
+    adds the chunk slack, as for the executor.
+    """
+    import tensorflow as tf
+
+    from .engine import xla
+    from .engine.bfc import BFCModel
+    from .engine.schedule import Buffer
+    from .engine.step import make_step
+
+    compile_opt = None
+    if training:
+        compile_opt = _fresh_optimizer(opt)
+        _build_without_memory(compile_opt, list(model.trainable_variables))
+        xla.fill_slots(list(compile_opt.variables))
+    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=compile_opt)
+    fn = tf.function(step, jit_compile=True, autograph=False)
+
+    def at(batch):
+        def spec(s):
+            return tf.TensorSpec((batch, *s.shape[1:]), s.dtype)
+
+        specs = (tf.nest.map_structure(spec, x_specs),)
+        if training:
+            specs += (tf.nest.map_structure(spec, y_specs),)
+        return xla.step_allocations(fn, specs)
+
+    # The compiling optimizer's slots go when this function returns.
+    (t1, o1), (t2, o2) = at(_B1), at(_B2)
+    bt = (t2 - t1) / (_B2 - _B1)
+    bo = (o2 - o1) / (_B2 - _B1)
+    temp = (t1 - bt * _B1, bt)
+    outs = (o1 - bo * _B1, bo)
+
+    layers = list(model.layers)
+    owner_opt = _tracing_optimizer(model, opt) if training else None
+    var_layer, var_category = _variable_owners(model, owner_opt)
+    all_vars = list(model.variables) + (list(owner_opt.variables) if training else [])
+    persistent = [
+        Buffer(
+            float(_var_bytes(v)),
+            0.0,
+            None,
+            var_category.get(id(v), "parameters"),
+            var_layer.get(id(v), -1),
+            persistent=True,
+        )
+        for v in all_vars
+    ]
+    per_sample = sum(
+        s.dtype.size * math.prod(s.shape[1:])
+        for s in tf.nest.flatten(x_specs) + (tf.nest.flatten(y_specs) if training else [])
+    )
+    cats: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+    per_layer: dict[str, dict[str, list[float]]] = collections.defaultdict(
+        lambda: collections.defaultdict(lambda: [0.0, 0.0])
+    )
+    for buf in persistent:
+        cats[buf.category][0] += buf.a
+        per_layer[_layer_name(layers, buf.layer)][buf.category][0] += buf.a
+    input_row = _layer_name(layers, _input_layer(layers))
+    cats["input_batch"][1] += per_sample
+    per_layer[input_row]["input_batch"][1] += per_sample
+    for a, b in (temp, outs):
+        cats["temporaries"][0] += a
+        cats["temporaries"][1] += b
+        per_layer[XLA_ROW]["temporaries"][0] += a
+        per_layer[XLA_ROW]["temporaries"][1] += b
+    line = PeakLine(
+        sum(v[0] for v in cats.values()),
+        sum(v[1] for v in cats.values()),
+        {k: (v[0], v[1]) for k, v in cats.items()},
+        {name: {k: (v[0], v[1]) for k, v in d.items()} for name, d in per_layer.items()},
+    )
+
+    creation = _creation_order(all_vars, {}, {}, persistent)
+    points = []
+    for m in sorted(
+        {
+            max(1, batch_size // 16),
+            max(1, batch_size // 4),
+            batch_size,
+            batch_size * 4,
+            batch_size * 16,
+        }
+    ):
+        sim = BFCModel()
+        _allocate_persistent(sim, creation)
+        sim.alloc(("input",), int(per_sample * m), "input_batch")
+        for _ in range(2):  # warm-up, then the measured step
+            sim.reset_peak()
+            sim.alloc(("xla", "temp"), int(temp[0] + temp[1] * m), "temporaries")
+            sim.alloc(("xla", "out"), int(outs[0] + outs[1] * m), "temporaries")
+            sim.free(("xla", "temp"))
+            sim.free(("xla", "out"))
+        excess = max(0.0, sim.peak - (line.a + line.b * m))
+        shares = {cat: v for cat, v in sim.peak_slack.items() if v > 0}
+        total = sum(shares.values()) or 1.0
+        points.append(
+            (m, {cat: excess * v / total for cat, v in shares.items()} or {"temporaries": excess})
+        )
+
+    notes.append(
+        "The model is compiled with jit_compile=True: the step's buffers are XLA's own "
+        "buffer assignment (compiled, not run), so activations, gradients and scratch "
+        f"are one buffer, shown as the {XLA_ROW} row."
+    )
+    info = _layer_info(model, layers)
+    info.append(LayerInfo(XLA_ROW, "", "", 0))
+    info.append(LayerInfo(ALLOCATOR_ROW, "", "", 0))
+    return Footprint(
+        slack=tuple(points),
+        model_name=model.name,
+        batch_size=int(batch_size),
+        training=training,
+        optimizer=opt_name,
+        precision=model.dtype_policy.name,
+        lines=(line,),
+        layer_info=tuple(info),
+        overhead=DEFAULT_OVERHEAD,
+        notes=tuple(notes),
+        executor="xla",
     )
 
 

@@ -256,3 +256,33 @@ def test_xla_compiled_calls_are_sized_by_xla_and_agree_with_the_allocator():
     assert grouped.bytes.get("temporaries", 0) >= dense_kernel
     measured = measure(model, 4, runs=1)
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_jit_compiled_model_is_estimated_from_xla_buffer_assignment(training):
+    """With jit_compile=True the whole step is one XLA executable: the estimate
+    reads XLA's buffer assignment (compiled, not run) and must match the
+    allocator, leaving the model and its optimizer as they were."""
+    import keras
+
+    from jupyter_tfmem import estimate
+
+    inp = keras.Input((24, 24, 3))
+    x = keras.layers.Conv2D(32, 3, activation="relu")(inp)
+    x = keras.layers.Conv2D(64, 3, activation="relu")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    out = keras.layers.Dense(10)(keras.layers.Dense(256, activation="relu")(x))
+    model = keras.Model(inp, out)
+    model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=True)
+    before = _snapshot(model)
+
+    fp = estimate(model, 48, training=training)
+
+    assert fp.executor == "xla"
+    assert any("jit_compile=True" in note for note in fp.notes)
+    assert any(row.name == "(XLA step buffer)" and row.total > 0 for row in fp.layers)
+    _assert_same(before, _snapshot(model))
+    assert not model.optimizer.built
+    measured = measure(model, 48, training=training, runs=1)
+    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
+    assert fp.at(4).peak_bytes < fp.peak_bytes

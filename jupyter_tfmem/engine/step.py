@@ -76,28 +76,10 @@ def trace_step(
             )
         return None
 
-    trainable = list(model.trainable_variables)
+    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=optimizer)
 
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            y_pred = model(x, training=True)
-            loss = loss_fn(y, y_pred)
-            if model.losses:
-                loss = loss + tf.add_n([tf.cast(v, loss.dtype) for v in model.losses])
-            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
-        grads = tape.gradient(scaled, trainable)
-        optimizer.apply(grads, trainable)
-        return loss
-
-    def predict_step(x):
-        return model(x, training=False)
-
-    if training:
-        fn = tf.function(train_step, autograph=False)
-        signature = (x_specs, y_specs)
-    else:
-        fn = tf.function(predict_step, autograph=False)
-        signature = (x_specs,)
+    fn = tf.function(step, autograph=False)
+    signature = (x_specs, y_specs) if training else (x_specs,)
 
     # Graph-mode custom gradients register a gradient function in TF's global
     # registry, closing over this trace's tensors: drop what the trace adds so
@@ -152,6 +134,27 @@ def trace_step(
         op_layer=op_layer,
         call_shapes=call_shapes,
     )
+
+
+def make_step(model: Any, *, training: bool, loss_fn: Any, optimizer: Any) -> Any:
+    """The Python function of one Keras train (or predict) step, to be traced."""
+    trainable = list(model.trainable_variables)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            y_pred = model(x, training=True)
+            loss = loss_fn(y, y_pred)
+            if model.losses:
+                loss = loss + tf.add_n([tf.cast(v, loss.dtype) for v in model.losses])
+            scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
+        grads = tape.gradient(scaled, trainable)
+        optimizer.apply(grads, trainable)
+        return loss
+
+    def predict_step(x):
+        return model(x, training=False)
+
+    return train_step if training else predict_step
 
 
 @dataclasses.dataclass

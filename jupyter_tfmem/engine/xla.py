@@ -138,3 +138,43 @@ def _without_resources(fdef: Any, specs: list[Any]) -> Any:
         if key in out.attr:
             del out.attr[key]
     return out
+
+
+def step_allocations(fn: Any, specs: tuple) -> tuple[int, int]:
+    """``(temporary, output)`` bytes XLA assigns when the jit-compiled ``fn`` runs on ``specs``.
+
+    ``fn`` is a ``tf.function(jit_compile=True)`` whose captured variables
+    hold memory (XLA's compiler reads their shapes from them); nothing runs.
+    Parameters (variables, the batch) are not counted: they exist before the
+    step, and XLA updates the variables in place.
+    """
+    from tensorflow.compiler.xla.service import hlo_pb2
+
+    raw = fn.experimental_get_compiler_ir(*specs)(stage="optimized_hlo_proto_serialized")
+    proto = hlo_pb2.HloProto()
+    proto.ParseFromString(raw)
+    temp = out = 0
+    for a in proto.buffer_assignment.buffer_allocations:
+        if a.is_entry_computation_parameter or a.is_constant or a.is_thread_local or a.is_tuple:
+            continue
+        if a.maybe_live_out:
+            out += a.size
+        else:
+            temp += a.size
+    return temp, out
+
+
+def fill_slots(variables: list[Any]) -> None:
+    """Give handle-only variables an uninitialised buffer so XLA can compile against them.
+
+    The buffer comes from ``Empty`` and is never written, so the operating
+    system does not back it with memory until someone touches it; the
+    variables are dropped as soon as the compilation is done.
+    """
+    import tensorflow as tf
+
+    for var in variables:
+        handle = getattr(var, "_value", var)
+        if getattr(handle, "is_initialized", lambda: True)():
+            continue
+        handle.assign(tf.raw_ops.Empty(shape=handle.shape, dtype=handle.dtype, init=False))
