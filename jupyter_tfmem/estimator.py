@@ -242,12 +242,14 @@ def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
         compile_loss = CompileLoss(loss, loss_weights, output_names=output_names)
     except (ValueError, TypeError) as err:
         raise ValueError(f"cannot use loss {loss!r}: {err}") from None
-    return _LossFn(compile_loss), _describe_loss(loss)
+    desc = _describe_loss(loss)
+    return _LossFn(compile_loss, f"{desc} {loss_weights!r}"), desc
 
 
 class _LossFn:
-    def __init__(self, compile_loss: Any) -> None:
+    def __init__(self, compile_loss: Any, key: str = "") -> None:
         self.compile_loss = compile_loss
+        self.key = key  # what identifies this loss across estimates
 
     def __call__(self, y: Any, y_pred: Any) -> Any:
         return self.compile_loss(y, y_pred)
@@ -561,28 +563,39 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     )
 
 
-XLA_ROW = "(XLA step buffer)"
+_XLA_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _estimate_xla_step(
-    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
-):
-    """A ``jit_compile=True`` step: what XLA's buffer assignment asks TF's allocator for.
+def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
+    import json
 
-    Keras compiles the whole step into one XLA executable.  Besides the
-    variables (updated in place) and the batch, it asks TF's allocator for one
-    temporary buffer holding every activation, gradient and scratch value, and
-    for its small outputs.  The step is compiled (not run) at two batch sizes;
-    XLA's buffer assignment gives both sizes exactly.  The allocator model then
-    adds the chunk slack, as for the executor.
+    opt_key = None
+    if opt is not None:
+        config = {k: v for k, v in opt.get_config().items() if k != "name"}
+        opt_key = (type(opt).__name__, json.dumps(config, sort_keys=True, default=str))
+    return (
+        training,
+        opt_key,
+        getattr(loss_fn, "key", None) or repr(loss_fn),
+        str(x_specs),
+        str(y_specs),
+        tuple(id(v) for v in model.variables),
+    )
+
+
+def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt):
+    """XLA's ``(temporary, output)`` bytes for the whole step at batches _B1 and _B2.
+
+    XLA's compiler reads the variables' shapes from the variables themselves,
+    so the compiling optimizer's slots get ``Empty`` buffers (never written,
+    so never resident) and are dropped before this returns.
     """
     import tensorflow as tf
 
     from .engine import xla
-    from .engine.bfc import BFCModel
-    from .engine.schedule import Buffer
-    from .engine.step import make_step
+    from .engine.step import forget_gradients_since, gradient_registry_names, make_step
 
+    registered = gradient_registry_names()
     compile_opt = None
     if training:
         compile_opt = _fresh_optimizer(opt)
@@ -600,8 +613,44 @@ def _estimate_xla_step(
             specs += (tf.nest.map_structure(spec, y_specs),)
         return xla.step_allocations(fn, specs)
 
-    # The compiling optimizer's slots go when this function returns.
-    (t1, o1), (t2, o2) = at(_B1), at(_B2)
+    try:
+        return at(_B1), at(_B2)
+    finally:
+        # Nothing may keep the compiling optimizer's slots alive after this.
+        forget_gradients_since(registered)
+
+
+XLA_ROW = "(XLA step buffer)"
+
+
+def _estimate_xla_step(
+    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+):
+    """A ``jit_compile=True`` step: what XLA's buffer assignment asks TF's allocator for.
+
+    Keras compiles the whole step into one XLA executable.  Besides the
+    variables (updated in place) and the batch, it asks TF's allocator for one
+    temporary buffer holding every activation, gradient and scratch value, and
+    for its small outputs.  The step is compiled (not run) at two batch sizes;
+    XLA's buffer assignment gives both sizes exactly.  The allocator model then
+    adds the chunk slack, as for the executor.
+    """
+    import tensorflow as tf
+
+    from .engine.bfc import BFCModel
+    from .engine.schedule import Buffer
+
+    key = _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt)
+    try:
+        per_model = _XLA_STEPS.setdefault(model, {})
+    except TypeError:  # a model that cannot be weakly referenced
+        per_model = {}
+    if key in per_model:
+        (t1, o1), (t2, o2) = per_model[key]
+    else:
+        (t1, o1), (t2, o2) = per_model[key] = _compile_xla_step(
+            model, training, x_specs, y_specs, loss_fn, opt
+        )
     bt = (t2 - t1) / (_B2 - _B1)
     bo = (o2 - o1) / (_B2 - _B1)
     temp = (t1 - bt * _B1, bt)

@@ -66,8 +66,16 @@ def test_catalog_sizes_are_what_the_card_reports_not_the_marketing_number():
     assert t4.memory_bytes == 15_360 * MIB < 16 * GIB
     names = [g.name for g in CATALOG]
     assert names == [
-        "T4 16 GB", "L4 24 GB", "RTX 3090 24 GB", "RTX 4090 24 GB", "V100 16 GB",
-        "V100 32 GB", "A100 40 GB", "A100 80 GB", "H100 80 GB", "H200 141 GB",
+        "T4 16 GB",
+        "L4 24 GB",
+        "RTX 3090 24 GB",
+        "RTX 4090 24 GB",
+        "V100 16 GB",
+        "V100 32 GB",
+        "A100 40 GB",
+        "A100 80 GB",
+        "H100 80 GB",
+        "H200 141 GB",
     ]
     for gpu in CATALOG:  # within 10% of the nominal size in the name
         nominal = int(gpu.name.split()[-2])

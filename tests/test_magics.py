@@ -91,8 +91,16 @@ def test_load_ext_registers_line_and_cell_magic(ip):
 def test_help_lists_every_flag(shell, capsys, estimates):
     shell.run_line_magic("tfmem", "--help")
     out = capsys.readouterr().out
-    for flag in ("--batch", "--optimizer", "--precision", "--inference", "--gpu",
-                 "--markdown", "--measure", "--help"):
+    for flag in (
+        "--batch",
+        "--optimizer",
+        "--precision",
+        "--inference",
+        "--gpu",
+        "--markdown",
+        "--measure",
+        "--help",
+    ):
         assert flag in out
     for name in ("adamw", "mixed_bfloat16", "A100-80", "T4 16 GB"):
         assert name in out
@@ -146,8 +154,13 @@ def test_flags_reach_the_estimator(shell, estimates, flags, expected):
 
 @pytest.mark.parametrize(
     ("flag", "card"),
-    [("A100-80", "A100 80 GB"), ('"a100 80gb"', "A100 80 GB"), ("t4", "T4 16 GB"),
-     ("24GB", "Custom 24 GiB"), ("16GiB", "Custom 16 GiB")],
+    [
+        ("A100-80", "A100 80 GB"),
+        ('"a100 80gb"', "A100 80 GB"),
+        ("t4", "T4 16 GB"),
+        ("24GB", "Custom 24 GiB"),
+        ("16GiB", "Custom 16 GiB"),
+    ],
 )
 def test_gpu_flag_sets_the_card(shell, estimates, panels, flag, card):
     shell.run_line_magic("tfmem", f"model --gpu {flag}")
@@ -188,8 +201,11 @@ def test_measure_flag_passes_the_same_settings(shell, estimates, panels, monkeyp
     shell.run_line_magic("tfmem", "model --measure --batch 6 --inference --precision float16")
     (call,) = calls
     assert call == {
-        "model": shell.user_ns["model"], "batch_size": 6, "training": False,
-        "optimizer": None, "precision": "float16",
+        "model": shell.user_ns["model"],
+        "batch_size": 6,
+        "training": False,
+        "optimizer": None,
+        "precision": "float16",
     }
     shown = panels[0].measured.value
     assert "measured 9.77 KiB" in shown
@@ -237,7 +253,8 @@ def test_cell_with_one_model(shell, estimates, panels):
 def test_cell_with_two_models_and_a_rebinding(shell, estimates, panels):
     untouched = shell.user_ns["models"]["big"]
     shell.run_cell_magic(
-        "tfmem", "--inference",
+        "tfmem",
+        "--inference",
         "encoder = tiny('enc')\nmodel = tiny('model_again', 2)\nalias = model\nkeep = 1",
     )
     names = [re.search(r"GPU memory of (\w+)", p.title.value).group(1) for p in panels]

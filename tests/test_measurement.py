@@ -224,8 +224,14 @@ def test_crashing_worker_is_a_runtime_error_quoting_the_cause():
 
 def test_measurement_record_round_trips_and_is_frozen():
     m = Measurement(
-        peak_bytes=110, runs=(100, 110, 130), current_before=40, device="CPU:0",
-        batch_size=4, training=True, notes=("n",), seconds=(1.0, 1.0, 1.0),
+        peak_bytes=110,
+        runs=(100, 110, 130),
+        current_before=40,
+        device="CPU:0",
+        batch_size=4,
+        training=True,
+        notes=("n",),
+        seconds=(1.0, 1.0, 1.0),
     )
     assert m.low == 100 and m.high == 130
     assert m.spread == pytest.approx(30 / 110)

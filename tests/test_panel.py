@@ -26,7 +26,8 @@ def scaled(fp: Footprint, k: float, **changes) -> Footprint:
 
     lines = tuple(
         PeakLine(
-            line.a * k, line.b * k,
+            line.a * k,
+            line.b * k,
             {c: scale(v) for c, v in line.categories.items()},
             {n: {c: scale(v) for c, v in cats.items()} for n, cats in line.layers.items()},
         )
@@ -53,13 +54,15 @@ class Recorder:
     def __call__(self, **kwargs):
         panel = self.panel_ref()
         self.calls.append(kwargs)
-        self.seen.append({
-            "busy": panel.busy,
-            "status": panel.status.value,
-            "slider_disabled": panel.batch_slider.disabled,
-            "selectors_disabled": panel.precision_select.disabled,
-            "fit_disabled": panel.fit_button.disabled,
-        })
+        self.seen.append(
+            {
+                "busy": panel.busy,
+                "status": panel.status.value,
+                "slider_disabled": panel.batch_slider.disabled,
+                "selectors_disabled": panel.precision_select.disabled,
+                "fit_disabled": panel.fit_button.disabled,
+            }
+        )
         if self.error is not None:
             raise self.error
         return self.result(**kwargs)
@@ -169,8 +172,18 @@ def test_gpu_selector_changes_headline_and_largest_batch(t4):
 def test_gpu_selector_lists_the_catalog_and_a_custom_size(t4):
     panel, _ = make_panel(gpu=t4)
     labels = [label for label, _ in panel.gpu_select.options]
-    for name in ("T4 16 GB", "L4 24 GB", "RTX 3090 24 GB", "RTX 4090 24 GB", "V100 16 GB",
-                 "V100 32 GB", "A100 40 GB", "A100 80 GB", "H100 80 GB", "H200 141 GB"):
+    for name in (
+        "T4 16 GB",
+        "L4 24 GB",
+        "RTX 3090 24 GB",
+        "RTX 4090 24 GB",
+        "V100 16 GB",
+        "V100 32 GB",
+        "A100 40 GB",
+        "A100 80 GB",
+        "H100 80 GB",
+        "H200 141 GB",
+    ):
         assert any(label.startswith(name) for label in labels)
     assert labels[-1].startswith("Custom")
 
@@ -214,7 +227,10 @@ def test_precision_and_mode_selectors_reestimate():
     panel, recorder = make_panel(
         base,
         result=lambda **kw: scaled(
-            base, 0.5, precision=kw["precision"], training=kw["training"],
+            base,
+            0.5,
+            precision=kw["precision"],
+            training=kw["training"],
             optimizer=kw["optimizer"] if kw["training"] else None,
         ),
     )

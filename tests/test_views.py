@@ -305,14 +305,16 @@ def test_every_category_has_a_label():
 def test_unattributed_memory_gets_a_row_but_rounding_does_not(toy_footprint):
     # the toy's input batch belongs to no layer
     other = [r for r in layer_table(toy_footprint) if r.kind == "other"]
-    assert len(other) == 1 and other[0].bytes["input_batch"] == toy_footprint.categories[
-        "input_batch"
-    ].bytes
+    assert (
+        len(other) == 1
+        and other[0].bytes["input_batch"] == toy_footprint.categories["input_batch"].bytes
+    )
     # two layers of 10.4 bytes each: rows say 10 + 10, the category says 21
     layers = {"a": {"parameters": (10.4, 0.0)}, "b": {"parameters": (10.4, 0.0)}}
     line = PeakLine(20.8, 0.0, {"parameters": (20.8, 0.0)}, layers)
     fp = dataclasses.replace(
-        toy_footprint, lines=(line,),
+        toy_footprint,
+        lines=(line,),
         layer_info=(LayerInfo("a", "Dense", "(B, 1)", 1), LayerInfo("b", "Dense", "(B, 1)", 1)),
     )
     kinds = [r.kind for r in layer_table(fp)]

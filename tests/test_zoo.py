@@ -15,16 +15,28 @@ import pytest
 
 from jupyter_tfmem import zoo
 
-CHEAP = ["mlp", "lstm_text", "gru_tagger", "transformer_encoder", "unet_small",
-         "recommender", "two_input_two_output", "bilstm_text", "conv1d_signal"]
+CHEAP = [
+    "mlp",
+    "lstm_text",
+    "gru_tagger",
+    "transformer_encoder",
+    "unet_small",
+    "recommender",
+    "two_input_two_output",
+    "bilstm_text",
+    "conv1d_signal",
+]
 
 
 def test_zoo_has_enough_varied_cases():
     cases = list(zoo.CASES.values())
     assert len(cases) >= 14
     assert len({c.name for c in cases}) == len(cases)
-    optimizers = {str(c.optimizer if isinstance(c.optimizer, str) else c.optimizer["class_name"])
-                  .lower() for c in cases if c.training}
+    optimizers = {
+        str(c.optimizer if isinstance(c.optimizer, str) else c.optimizer["class_name"]).lower()
+        for c in cases
+        if c.training
+    }
     assert {"sgd", "adam", "rmsprop"} <= optimizers
     assert sum(not c.training for c in cases) >= 4
     for case in cases:
@@ -89,5 +101,6 @@ def test_stackoverflow_baseline_counts_each_output_once_plus_parameters():
     activations = per_sample - 784
     expected = 4 * (2 * activations * 32 + 4 * params + 784 * 32)
     assert cs231n_rule(model, 32, training=True, optimizer="adam") == expected
-    assert math.isclose(cs231n_rule(model, 32, training=False),
-                        4 * ((1024 + 1024) * 32 + params + 784 * 32))
+    assert math.isclose(
+        cs231n_rule(model, 32, training=False), 4 * ((1024 + 1024) * 32 + params + 784 * 32)
+    )

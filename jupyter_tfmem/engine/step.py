@@ -84,8 +84,7 @@ def trace_step(
     # Graph-mode custom gradients register a gradient function in TF's global
     # registry, closing over this trace's tensors: drop what the trace adds so
     # the traced graph can be freed (otherwise every estimate leaks its graph).
-    registry = getattr(getattr(ops, "_gradient_registry", None), "_registry", None)
-    registered = set(registry) if isinstance(registry, dict) else None
+    registered = gradient_registry_names()
     op_callbacks.add_op_callback(on_op)
     try:
         concrete = fn.get_concrete_function(*signature)
@@ -113,9 +112,7 @@ def trace_step(
         input_placeholders[t.op.name] = "x" if i < n_x else "y"
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
-    if registered is not None:
-        for name in set(registry) - registered:
-            registry.pop(name, None)
+    forget_gradients_since(registered)
     # Calls Grappler will not inline (e.g. XLA-compiled helpers) hide their
     # output shapes from graph shape inference; the trace knows them.
     call_shapes = {
@@ -134,6 +131,26 @@ def trace_step(
         op_layer=op_layer,
         call_shapes=call_shapes,
     )
+
+
+def gradient_registry_names() -> set[str] | None:
+    """The names in TF's global gradient registry now (``None`` if it cannot be read)."""
+    registry = getattr(getattr(ops, "_gradient_registry", None), "_registry", None)
+    return set(registry) if isinstance(registry, dict) else None
+
+
+def forget_gradients_since(registered: set[str] | None) -> None:
+    """Drop gradient functions registered since ``registered`` was read.
+
+    Graph-mode custom gradients register a function in TF's global registry
+    that closes over the traced graph and everything it captured (variables
+    included), so a trace would otherwise never be freed.
+    """
+    registry = getattr(getattr(ops, "_gradient_registry", None), "_registry", None)
+    if registered is None or not isinstance(registry, dict):
+        return
+    for name in set(registry) - registered:
+        registry.pop(name, None)
 
 
 def make_step(model: Any, *, training: bool, loss_fn: Any, optimizer: Any) -> Any:

@@ -19,6 +19,11 @@ from typing import Any
 
 CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 _probe_ids = itertools.count()
+#: Results of compiled probes, by function bytes and argument shapes.  Each XLA
+#: compilation leaves a few MiB of native memory behind in the process, so a
+#: function is compiled once per process however often its model is estimated.
+_COMPILED: dict[tuple, int] = {}
+_COMPILED_MAX = 4096
 
 
 def is_xla_call(node: Any, library: dict[str, Any]) -> bool:
@@ -48,7 +53,11 @@ def temp_bytes(
     )
     if cache is not None and key in cache:
         return cache[key]
-    result = _compile_temp_bytes(probe, library, specs)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = _compile_temp_bytes(probe, library, specs)
+    result = _COMPILED[key]
     if cache is not None:
         cache[key] = result
     return result

@@ -148,9 +148,14 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     )
     log = base / "jupyterlab.log"
     cmd = [
-        sys.executable, "-m", "jupyterlab",
-        "--allow-root", "--no-browser",
-        "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--allow-root",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.user_settings_dir={settings}",

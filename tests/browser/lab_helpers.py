@@ -21,7 +21,9 @@ def write_notebook(path: Path, cells: list[Any], kernel: bool) -> None:
     nb = nbformat.v4.new_notebook(cells=cells)
     if kernel:
         nb.metadata["kernelspec"] = {
-            "name": "python3", "display_name": "Python 3", "language": "python",
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
         }
     nbformat.validate(nb)
     path.write_text(nbformat.writes(nb))
@@ -40,9 +42,7 @@ def choose_no_kernel(page: Page) -> None:
     expect(dialog).to_be_visible(timeout=30_000)
     dialog.get_by_role("button", name="No Kernel").click()
     expect(dialog).to_have_count(0)
-    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(
-        re.compile("No Kernel")
-    )
+    expect(page.locator(".jp-Toolbar-kernelName").first).to_have_text(re.compile("No Kernel"))
 
 
 def wait_for_idle_kernel(page: Page, name: str = "Python 3") -> None:

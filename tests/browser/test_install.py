@@ -17,7 +17,10 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 def test_labextension_list_shows_it_enabled():
     proc = subprocess.run(
         [sys.executable, "-m", "jupyterlab.labextensions", "list"],
-        capture_output=True, text=True, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
     )
     listing = ANSI.sub("", proc.stdout + proc.stderr)
     line = next((ln for ln in listing.splitlines() if "jupyter-tfmem" in ln), None)

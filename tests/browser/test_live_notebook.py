@@ -150,9 +150,7 @@ def test_quickstart_example(lab_page, lab_server, screenshot_dir):
     start = ANY_HEADLINE.search(before).group(1)
     panel.locator(".widget-slider .noUi-handle").focus()
     page.keyboard.press("End")
-    expect(headline(panel, ANY_HEADLINE)).not_to_have_text(
-        re.compile(rf"at batch {start} \(")
-    )
+    expect(headline(panel, ANY_HEADLINE)).not_to_have_text(re.compile(rf"at batch {start} \("))
     after = headline(panel, ANY_HEADLINE).text_content()
     assert after.split(" for one ")[0] != before.split(" for one ")[0]  # the total moved
     screenshot(page, screenshot_dir, "quickstart-panel", panel)

@@ -51,8 +51,17 @@ process.stdout.write(JSON.stringify(out));
 """
 
 NAMES = [
-    "conv", "1. first", "# heading", "a|b", "$x$", "-minus", "<b>bold</b>", "tab\there", "x_y*z",
-    "_edge_", "dense_1",
+    "conv",
+    "1. first",
+    "# heading",
+    "a|b",
+    "$x$",
+    "-minus",
+    "<b>bold</b>",
+    "tab\there",
+    "x_y*z",
+    "_edge_",
+    "dense_1",
 ]
 
 
@@ -68,8 +77,18 @@ def node_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("tfmem-js")
     sources = [str(LABEXT / "src" / f) for f in ("report.ts", "format.ts", "markdown.ts")]
     subprocess.run(
-        [str(tsc), *sources, "--outDir", str(out), "--module", "commonjs",
-         "--target", "es2020", "--strict", "--skipLibCheck"],
+        [
+            str(tsc),
+            *sources,
+            "--outDir",
+            str(out),
+            "--module",
+            "commonjs",
+            "--target",
+            "es2020",
+            "--strict",
+            "--skipLibCheck",
+        ],
         check=True,
     )
     (out / "run.js").write_text(RUNNER)
@@ -79,8 +98,12 @@ def node_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_node(folder: Path, cases: list[dict]) -> list[list[dict]]:
     # Sorted keys, as nbformat saves them: the renderer must not rely on key order.
     proc = subprocess.run(
-        ["node", str(folder / "run.js")], input=json.dumps(cases, sort_keys=True),
-        capture_output=True, text=True, check=True, cwd=folder,
+        ["node", str(folder / "run.js")],
+        input=json.dumps(cases, sort_keys=True),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=folder,
     )
     return json.loads(proc.stdout)
 

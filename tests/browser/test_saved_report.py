@@ -104,9 +104,14 @@ def test_saved_hostile_report_renders_without_kernel(lab_page, lab_server, scree
 def test_malformed_report_shows_a_message(lab_page, lab_server):
     page, watch = lab_page
     bad = {MIME_TYPE: {"batch_size": "<img src=x onerror=alert(2)>", "lines": []}}
-    cells = [nbformat.v4.new_code_cell("", outputs=[
-        nbformat.v4.new_output("display_data", data=bad),
-    ])]
+    cells = [
+        nbformat.v4.new_code_cell(
+            "",
+            outputs=[
+                nbformat.v4.new_output("display_data", data=bad),
+            ],
+        )
+    ]
     write_notebook(lab_server.root / "bad_report.ipynb", cells, kernel=False)
     open_notebook(page, lab_server.lab_url("bad_report.ipynb"), "bad_report.ipynb")
     choose_no_kernel(page)
