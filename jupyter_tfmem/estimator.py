@@ -583,8 +583,8 @@ def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
     )
 
 
-def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt):
-    """XLA's ``(temporary, output)`` bytes for the whole step at batches _B1 and _B2.
+def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches):
+    """XLA's ``(temporary, output)`` bytes for the whole step at each of ``batches``.
 
     XLA's compiler reads the variables' shapes from the variables themselves,
     so the compiling optimizer's slots get ``Empty`` buffers (never written,
@@ -614,7 +614,7 @@ def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt):
         return xla.step_allocations(fn, specs)
 
     try:
-        return at(_B1), at(_B2)
+        return tuple(at(b) for b in batches)
     finally:
         # Nothing may keep the compiling optimizer's slots alive after this.
         forget_gradients_since(registered)
@@ -640,7 +640,10 @@ def _estimate_xla_step(
     from .engine.bfc import BFCModel
     from .engine.schedule import Buffer
 
-    key = _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt)
+    # XLA's buffer sharing is not linear in the batch: compile at the batch
+    # asked for (exact there) and at twice it (the slope ``at()`` follows).
+    b1, b2 = int(batch_size), 2 * int(batch_size)
+    key = (b1, *_xla_step_key(model, training, x_specs, y_specs, loss_fn, opt))
     try:
         per_model = _XLA_STEPS.setdefault(model, {})
     except TypeError:  # a model that cannot be weakly referenced
@@ -649,12 +652,12 @@ def _estimate_xla_step(
         (t1, o1), (t2, o2) = per_model[key]
     else:
         (t1, o1), (t2, o2) = per_model[key] = _compile_xla_step(
-            model, training, x_specs, y_specs, loss_fn, opt
+            model, training, x_specs, y_specs, loss_fn, opt, (b1, b2)
         )
-    bt = (t2 - t1) / (_B2 - _B1)
-    bo = (o2 - o1) / (_B2 - _B1)
-    temp = (t1 - bt * _B1, bt)
-    outs = (o1 - bo * _B1, bo)
+    bt = (t2 - t1) / (b2 - b1)
+    bo = (o2 - o1) / (b2 - b1)
+    temp = (t1 - bt * b1, bt)
+    outs = (o1 - bo * b1, bo)
 
     layers = list(model.layers)
     owner_opt = _tracing_optimizer(model, opt) if training else None

@@ -27,9 +27,10 @@ OptimizerSpec = str | Mapping[str, Any]
 class ZooCase:
     """One benchmark case: how to build the model and which step to measure.
 
-    ``builder`` returns a fresh, uncompiled ``keras.Model``; the case says how
-    to compile it (``optimizer``, ``loss``) so that the estimator and the
-    measurement see exactly the same work.
+    ``builder`` returns a fresh, uncompiled ``keras.Model`` (or one compiled
+    only to turn on ``jit_compile``); the case says how to compile it
+    (``optimizer``, ``loss``) so that the estimator and the measurement see
+    exactly the same work.
     """
 
     name: str
@@ -234,6 +235,34 @@ def conv1d_signal() -> Any:
     x = layers.Dropout(0.3)(x)
     out = layers.Dense(5)(x)
     return keras.Model(inp, out, name="conv1d_signal")
+
+
+def _jit(model: Any) -> Any:
+    """Compile ``model`` only to turn on ``jit_compile``; the case's optimizer and loss
+    replace the placeholders here (``estimate`` and the measuring worker keep it)."""
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def jit_cnn() -> Any:
+    """A small CNN with BatchNormalization, compiled with ``jit_compile=True``."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((32, 32, 3), name="image")
+    x = inp
+    for filters in (32, 64, 128):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        x = layers.Activation("relu")(x)
+        x = layers.MaxPooling2D()(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    out = layers.Dense(10, activation="softmax")(layers.Dense(256, activation="relu")(x))
+    return _jit(keras.Model(inp, out, name="jit_cnn"))
+
+
+def jit_transformer() -> Any:
+    """The zoo's transformer encoder, compiled with ``jit_compile=True``."""
+    return _jit(transformer_encoder())
 
 
 def two_input_two_output() -> Any:
@@ -473,6 +502,47 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "sparse_categorical_crossentropy",
         _IMG64,
         "ConvNeXtTiny 64x64, batch 16, training with Adam (XLA-compiled depthwise calls)",
+    ),
+    # jit_compile=True: the whole step is one XLA executable.
+    ZooCase(
+        "jit_cnn_adam",
+        jit_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "CNN with BatchNorm, jit_compile=True, batch 32, Adam",
+    ),
+    ZooCase(
+        "jit_cnn_adam_b128",
+        jit_cnn,
+        128,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "CNN with BatchNorm, jit_compile=True, batch 128, Adam",
+    ),
+    ZooCase(
+        "jit_cnn_infer",
+        jit_cnn,
+        128,
+        False,
+        None,
+        None,
+        (((32, 32, 3), "float32"),),
+        "CNN with BatchNorm, jit_compile=True, batch 128, inference",
+    ),
+    ZooCase(
+        "jit_transformer_adam",
+        jit_transformer,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "2-block transformer encoder, jit_compile=True, batch 32, Adam",
     ),
     # A second set, added after the engine's last change and not tuned against.
     ZooCase(
