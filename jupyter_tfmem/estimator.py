@@ -493,6 +493,10 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         a, b, dtype = spec
         # The caller holds the batch for the whole step.
         preset[(ph, 0)] = Buffer(a, b, dtype, "input_batch", _input_layer(layers), keep=True)
+    for ph in traced.constant_placeholders:  # held by the model, before and after
+        spec = nodes[ph].outputs[0] if ph in nodes and nodes[ph].outputs else None
+        if spec is not None:
+            preset[(ph, 0)] = Buffer(spec[0], 0.0, spec[2], "parameters", -1, persistent=True)
     # Variables the step never touches still occupy memory.
     idle = []
     all_vars = list(model.variables) + (list(opt.variables) if training else [])

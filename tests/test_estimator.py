@@ -465,3 +465,19 @@ def test_names_tf_graphs_refuse_give_one_clear_message():
     message = str(info.value)
     assert "scope name" in message
     assert "\x1b" not in message and "\n" not in message
+
+
+def test_tensors_the_model_captured_are_held_not_batched():
+    """A functional model may capture a tensor it computed at build time (here
+    position embeddings of a constant range); it is memory the model holds,
+    not an input whose first dimension is the batch."""
+    seq, dim = 128, 256
+    tokens = keras.Input((seq,), dtype="int32")
+    x = keras.layers.Embedding(1000, dim)(tokens)
+    x = x + keras.layers.Embedding(seq, dim)(keras.ops.arange(seq))
+    model = keras.Model(tokens, keras.layers.Dense(2)(x[:, 0]))
+    fp = jt.estimate(model, 4, optimizer="sgd", loss="mse")
+    held = seq * dim * 4
+    weights = sum(int(np.prod(w.shape)) * 4 for w in model.weights)
+    assert fp.categories["parameters"].bytes >= weights + held
+    assert fp.at(64).categories["parameters"].bytes == fp.categories["parameters"].bytes

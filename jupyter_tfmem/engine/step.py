@@ -24,6 +24,8 @@ class TracedStep:
     input_placeholders: dict[str, str]  # placeholder node -> "x" or "y"
     variable_placeholders: dict[str, Any]  # placeholder node -> captured variable
     op_layer: dict[str, int]  # op name -> index into model.layers (-1: none)
+    #: captured tensors that are not variables (constants the model holds)
+    constant_placeholders: list[str] = dataclasses.field(default_factory=list)
     #: function-call op -> its outputs' (shape with None, dtype) at trace time
     call_shapes: dict[str, list[tuple[tuple[int | None, ...] | None, Any]]] = dataclasses.field(
         default_factory=dict
@@ -104,12 +106,17 @@ def trace_step(
             if stub is not None:
                 variable_placeholders[ph.op.name] = stub
     n_x = len(tf.nest.flatten(x_specs))
+    n_args = n_x + (len(tf.nest.flatten(y_specs)) if training else 0)
     inputs = [t for t in graph.inputs if t.op.name not in variable_placeholders]
     input_placeholders = {}
+    constant_placeholders = []
     for i, t in enumerate(inputs):
         if t.dtype == tf.resource:
             continue
-        input_placeholders[t.op.name] = "x" if i < n_x else "y"
+        if i < n_args:
+            input_placeholders[t.op.name] = "x" if i < n_x else "y"
+        else:  # a tensor the model captured (e.g. a constant built with keras.ops)
+            constant_placeholders.append(t.op.name)
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
     forget_gradients_since(registered)
@@ -130,6 +137,7 @@ def trace_step(
         variable_placeholders=variable_placeholders,
         op_layer=op_layer,
         call_shapes=call_shapes,
+        constant_placeholders=constant_placeholders,
     )
 
 
