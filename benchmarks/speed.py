@@ -38,6 +38,24 @@ def deep_mlp(layers: int = 1000):
     return keras.Model(inp, x, name=f"mlp_{layers}_layers")
 
 
+def bert_base(seq: int = 128, vocab: int = 30522, dim: int = 768, depth: int = 12):
+    """A BERT-base-sized encoder built from Keras layers (about 110M parameters)."""
+    import keras
+
+    layers = keras.layers
+    tokens = keras.Input((seq,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocab, dim)(tokens)
+    x = x + layers.Embedding(seq, dim)(keras.ops.arange(seq))  # positions
+    x = layers.LayerNormalization()(x)
+    for _ in range(depth):
+        attn = layers.MultiHeadAttention(12, dim // 12)(x, x)
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(attn))
+        ffn = layers.Dense(dim)(layers.Dense(4 * dim, activation="gelu")(x))
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(ffn))
+    out = layers.Dense(2)(x[:, 0])
+    return keras.Model(tokens, out, name="bert_base")
+
+
 def time_at(fp, batches=range(1, 2001)) -> float:
     """Median seconds of one ``at(n)`` plus reading its total and categories."""
     samples = []
@@ -96,6 +114,17 @@ def main() -> int:
         f"estimate 1,000-layer MLP: {deep_s:.2f} s; Footprint.at(): {at_deep * 1e3:.3f} ms median"
     )
 
+    bert = bert_base()
+    bert.compile(optimizer="adamw", loss="sparse_categorical_crossentropy")
+    t = time.perf_counter()
+    fp_bert = tfmem.estimate(bert, 8)
+    bert_s = time.perf_counter() - t
+    bert_params = bert.count_params()
+    print(
+        f"estimate BERT-base ({bert_params / 1e6:.1f}M parameters) batch 8: {bert_s:.2f} s, "
+        f"peak {fp_bert.peak_bytes / 2**20:.0f} MiB"
+    )
+
     rows = [
         (f"estimate ResNet50 224x224, batch {args.batch} (s)", f"{est_s:.2f}"),
         ("measure the same step, 1 fresh process (s)", f"{meas_s:.2f}" if meas_s else "not run"),
@@ -109,6 +138,11 @@ def main() -> int:
         ("Footprint.at() on ResNet50, median (ms)", f"{at_resnet * 1e3:.3f}"),
         ("estimate a 1,000-layer MLP (s)", f"{deep_s:.2f}"),
         ("Footprint.at() on the 1,000-layer MLP, median (ms)", f"{at_deep * 1e3:.3f}"),
+        (
+            f"estimate a BERT-base encoder ({bert_params / 1e6:.1f}M parameters, 128 tokens, "
+            "AdamW), batch 8 (s)",
+            f"{bert_s:.2f}",
+        ),
     ]
     lines = [
         "# Speed",
