@@ -84,6 +84,7 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
         training=case.training,
         optimizer=case.optimizer,
         loss=case.loss,
+        precision=case.precision,
         runs=runs,
         env=env or None,
     )
@@ -148,7 +149,8 @@ def estimate_worker(names: list[str], out: str) -> None:
             started = time.perf_counter()
             try:
                 footprint = estimate(model, case.batch_size, training=case.training,
-                                     optimizer=case.make_optimizer(), loss=case.loss)
+                                     optimizer=case.make_optimizer(), loss=case.loss,
+                                     precision=case.precision)
                 row["estimate"] = int(footprint.peak_bytes)
             except Exception as exc:
                 row["estimate_error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -222,15 +224,16 @@ def build_rows(cases: list[ZooCase], measured: dict[str, Any],
 
 
 def _step_label(case: ZooCase) -> str:
+    suffix = f" {case.precision}" if case.precision else ""
     if not case.training:
-        return "inference"
+        return "inference" + suffix
     opt = case.optimizer
     if isinstance(opt, dict):
         name = str(opt.get("class_name", "")).lower()
         if opt.get("config", {}).get("momentum"):
             name += "+momentum"
-        return f"train {name}"
-    return f"train {opt}"
+        return f"train {name}{suffix}"
+    return f"train {opt}{suffix}"
 
 
 def _mib(value: float | None) -> str:

@@ -41,6 +41,8 @@ class ZooCase:
     loss: str | None
     inputs: InputSpec
     description: str
+    #: a Keras dtype policy to build the model under (``None``: float32)
+    precision: str | None = None
 
     @property
     def builder_path(self) -> str:
@@ -502,6 +504,51 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "sparse_categorical_crossentropy",
         _IMG64,
         "ConvNeXtTiny 64x64, batch 16, training with Adam (XLA-compiled depthwise calls)",
+    ),
+    # Other precisions: the model is rebuilt under a Keras dtype policy.
+    ZooCase(
+        "transformer_mixed16_adam",
+        transformer_encoder,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "transformer encoder under mixed_float16 (loss scaling), batch 32, Adam",
+        "mixed_float16",
+    ),
+    ZooCase(
+        "transformer_mixed16_adam_b128",
+        transformer_encoder,
+        128,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "transformer encoder under mixed_float16 (loss scaling), batch 128, Adam",
+        "mixed_float16",
+    ),
+    ZooCase(
+        "transformer_mixedbf16_infer",
+        transformer_encoder,
+        128,
+        False,
+        None,
+        None,
+        (((64,), "int32"),),
+        "transformer encoder under mixed_bfloat16, batch 128, inference",
+        "mixed_bfloat16",
+    ),
+    ZooCase(
+        "transformer_float64_adam",
+        transformer_encoder,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "transformer encoder in float64, batch 32, Adam",
+        "float64",
     ),
     # jit_compile=True: the whole step is one XLA executable.
     ZooCase(
