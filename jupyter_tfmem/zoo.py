@@ -591,7 +591,7 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         (((64,), "int32"),),
         "2-block transformer encoder, jit_compile=True, batch 32, Adam",
     ),
-    # A second set, added after the engine's last change and not tuned against.
+    # A held-out set: added to check the engine, not tuned against.
     ZooCase(
         "mobilenetv3small_96_adam",
         mobilenetv3small_96,
