@@ -476,15 +476,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     preset: dict[tuple[str, int], Buffer] = {}
     captured = set()
     for ph, var in traced.variable_placeholders.items():
-        nb = _var_bytes(var)
-        preset[(ph, 0)] = Buffer(
-            float(nb),
-            0.0,
-            None,
-            var_category.get(id(var), "parameters"),
-            var_layer.get(id(var), -1),
-            persistent=True,
-        )
+        preset[(ph, 0)] = _variable_buffer(var, var_layer, var_category)
         captured.add(id(var))
     for ph in traced.input_placeholders:
         spec = nodes[ph].outputs[0] if ph in nodes else None
@@ -502,16 +494,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     all_vars = list(model.variables) + (list(opt.variables) if training else [])
     for var in all_vars:
         if id(var) not in captured:
-            idle.append(
-                Buffer(
-                    float(_var_bytes(var)),
-                    0.0,
-                    None,
-                    var_category.get(id(var), "parameters"),
-                    var_layer.get(id(var), -1),
-                    persistent=True,
-                )
-            )
+            idle.append(_variable_buffer(var, var_layer, var_category))
     keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
@@ -642,7 +625,6 @@ def _estimate_xla_step(
     import tensorflow as tf
 
     from .engine.bfc import BFCModel
-    from .engine.schedule import Buffer
 
     # XLA's buffer sharing is not linear in the batch: compile at the batch
     # asked for (exact there) and at twice it (the slope ``at()`` follows).
@@ -667,17 +649,7 @@ def _estimate_xla_step(
     owner_opt = _tracing_optimizer(model, opt) if training else None
     var_layer, var_category = _variable_owners(model, owner_opt)
     all_vars = list(model.variables) + (list(owner_opt.variables) if training else [])
-    persistent = [
-        Buffer(
-            float(_var_bytes(v)),
-            0.0,
-            None,
-            var_category.get(id(v), "parameters"),
-            var_layer.get(id(v), -1),
-            persistent=True,
-        )
-        for v in all_vars
-    ]
+    persistent = [_variable_buffer(v, var_layer, var_category) for v in all_vars]
     per_sample = sum(
         s.dtype.size * math.prod(s.shape[1:])
         for s in tf.nest.flatten(x_specs) + (tf.nest.flatten(y_specs) if training else [])
@@ -706,15 +678,7 @@ def _estimate_xla_step(
 
     creation = _creation_order(all_vars, {}, {}, persistent)
     points = []
-    for m in sorted(
-        {
-            max(1, batch_size // 16),
-            max(1, batch_size // 4),
-            batch_size,
-            batch_size * 4,
-            batch_size * 16,
-        }
-    ):
+    for m in _slack_ladder(batch_size):
         sim = BFCModel()
         _allocate_persistent(sim, creation)
         sim.alloc(("input",), int(per_sample * m), "input_batch")
@@ -906,7 +870,7 @@ def _allocator_slack(
         runs.append(events)
 
     points = []
-    for m in sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16}):
+    for m in _slack_ladder(n):
         model = BFCModel()
         _allocate_persistent(model, creation)
         model.run(runs[0], m)
@@ -953,6 +917,25 @@ def _input_layer(layers: list[Any]) -> int:
         if type(layer).__name__ == "InputLayer":
             return i
     return -2
+
+
+def _variable_buffer(var: Any, var_layer: dict, var_category: dict) -> Any:
+    """The persistent buffer of a variable, charged to its owner's row and category."""
+    from .engine.schedule import Buffer
+
+    return Buffer(
+        float(_var_bytes(var)),
+        0.0,
+        None,
+        var_category.get(id(var), "parameters"),
+        var_layer.get(id(var), -1),
+        persistent=True,
+    )
+
+
+def _slack_ladder(n: int) -> list[int]:
+    """Batch sizes around ``n`` at which the allocator model is run for ``at()``."""
+    return sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16})
 
 
 def _var_bytes(var: Any) -> int:
