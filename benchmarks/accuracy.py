@@ -232,6 +232,8 @@ def _step_label(case: ZooCase) -> str:
         name = str(opt.get("class_name", "")).lower()
         if opt.get("config", {}).get("momentum"):
             name += "+momentum"
+        if opt.get("config", {}).get("gradient_accumulation_steps"):
+            name += f"+accumulate {opt['config']['gradient_accumulation_steps']}"
         return f"train {name}{suffix}"
     return f"train {opt}{suffix}"
 
