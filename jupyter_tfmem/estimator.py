@@ -553,16 +553,18 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
 _XLA_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
+def _optimizer_key(opt: Any) -> tuple[str, str]:
+    """What identifies an optimizer's configuration across estimates (its name aside)."""
     import json
 
-    opt_key = None
-    if opt is not None:
-        config = {k: v for k, v in opt.get_config().items() if k != "name"}
-        opt_key = (type(opt).__name__, json.dumps(config, sort_keys=True, default=str))
+    config = {k: v for k, v in opt.get_config().items() if k != "name"}
+    return type(opt).__name__, json.dumps(config, sort_keys=True, default=str)
+
+
+def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
     return (
         training,
-        opt_key,
+        None if opt is None else _optimizer_key(opt),
         getattr(loss_fn, "key", None) or repr(loss_fn),
         str(x_specs),
         str(y_specs),
@@ -688,12 +690,7 @@ def _estimate_xla_step(
             sim.alloc(("xla", "out"), int(outs[0] + outs[1] * m), "temporaries")
             sim.free(("xla", "temp"))
             sim.free(("xla", "out"))
-        excess = max(0.0, sim.peak - (line.a + line.b * m))
-        shares = {cat: v for cat, v in sim.peak_slack.items() if v > 0}
-        total = sum(shares.values()) or 1.0
-        points.append(
-            (m, {cat: excess * v / total for cat, v in shares.items()} or {"temporaries": excess})
-        )
+        points.append((m, _slack_by_category(sim, line.a + line.b * m)))
 
     notes.append(
         "The model is compiled with jit_compile=True: the step's buffers are XLA's own "
@@ -728,15 +725,8 @@ def _tracing_optimizer(model: Any, fresh: Any) -> Any:
     per slot variable), so repeated estimates of one model (a notebook's
     selectors, a loop) reuse the optimizer they built the first time.
     """
-    import json
-
     variables = list(model.trainable_variables)
-    config = {k: v for k, v in fresh.get_config().items() if k != "name"}
-    key = (
-        type(fresh).__name__,
-        json.dumps(config, sort_keys=True, default=str),
-        tuple(id(v) for v in variables),
-    )
+    key = (*_optimizer_key(fresh), tuple(id(v) for v in variables))
     try:
         per_model = _TRACING_OPTIMIZERS.setdefault(model, {})
     except TypeError:  # a model that cannot be weakly referenced
@@ -879,18 +869,16 @@ def _allocator_slack(
         # What the allocator adds over the largest live request at this batch,
         # charged to categories by the chunk slack they hold at its peak.
         linear = max(a + b * m for a, b in timeline) + idle_bytes
-        excess = max(0.0, model.peak - linear)
-        shares = {cat: v for cat, v in model.peak_slack.items() if v > 0}
-        total = sum(shares.values()) or 1.0
-        points.append(
-            (
-                m,
-                {cat: excess * v / total for cat, v in shares.items()}
-                if shares
-                else {"temporaries": excess},
-            )
-        )
+        points.append((m, _slack_by_category(model, linear)))
     return tuple(points)
+
+
+def _slack_by_category(sim: Any, linear: float) -> dict[str, float]:
+    """The allocator model's peak over ``linear`` bytes, split by the slack each category holds."""
+    excess = max(0.0, sim.peak - linear)
+    shares = {cat: v for cat, v in sim.peak_slack.items() if v > 0}
+    total = sum(shares.values()) or 1.0
+    return {cat: excess * v / total for cat, v in shares.items()} or {"temporaries": excess}
 
 
 def _copy(preset):
@@ -1074,13 +1062,15 @@ def _copy_on_read(nodes, traced) -> None:
     if not sparse:
         return
     for node in nodes.values():
-        if not node.inputs or _resource_root(nodes, node.inputs[0][0]) not in sparse:
+        if node.op not in ("ReadVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"):
+            continue
+        root = _resource_root(nodes, node.inputs[0][0]) if node.inputs else None
+        if root not in sparse:
             continue
         if node.op == "ReadVariableOp":
             node.op = "_ReadVariableCopy"  # allocates: not an alias of the variable
-        elif node.op in ("AssignAddVariableOp", "AssignSubVariableOp"):
-            var = traced.variable_placeholders[_resource_root(nodes, node.inputs[0][0])]
-            node.scratch = (float(_var_bytes(var)), 0.0)
+        else:
+            node.scratch = (float(_var_bytes(traced.variable_placeholders[root])), 0.0)
 
 
 def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
@@ -1090,9 +1080,7 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
     from .engine import xla
 
     library = {f.signature.name: f for f in graph_def.library.function}
-    by_name = {nd.name: nd for nd in graph_def.node}
     failed = []
-    cache: dict = {}
     # A gradient call belongs to the layer whose forward call it differentiates.
     forward_layer = {}
     for nd in graph_def.node:
@@ -1112,11 +1100,11 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
                 raise ValueError("function not in the graph's library")
             for per_batch in props:
                 specs = [
-                    _input_spec(by_name, per_batch, traced, inp)
+                    _input_spec(nodes, per_batch, traced, inp)
                     for inp in nd.input
                     if not inp.startswith("^")
                 ]
-                sizes.append(xla.temp_bytes(fdef, library, specs, cache))
+                sizes.append(xla.temp_bytes(fdef, library, specs))
         except (ValueError, TypeError, tf.errors.OpError) as err:
             failed.append(f"{nd.name} ({_first_useful_line(str(err))})")
             continue
@@ -1129,29 +1117,21 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
         )
 
 
-def _input_spec(by_name, props, traced, ref: str):
+def _input_spec(nodes, props, traced, ref: str):
     """The ``tf.TensorSpec`` of a tensor feeding a call (a variable's value for a handle)."""
     import tensorflow as tf
 
     src, _, idx = ref.partition(":")
-    k = int(idx) if idx else 0
-    seen = 0
-    while src in by_name and by_name[src].op == "Identity" and seen < 100:
-        if src in traced.variable_placeholders:
-            break
-        src, _, idx = by_name[src].input[0].partition(":")
-        k = int(idx) if idx else 0
-        seen += 1
-    var = traced.variable_placeholders.get(src)
-    if var is not None:
-        return tf.TensorSpec(tuple(var.shape), tf.as_dtype(var.dtype))
+    var = traced.variable_placeholders.get(_resource_root(nodes, src))
     entries = props.get(src) or []
-    if k >= len(entries) or entries[k][0] is None:
-        raise ValueError(f"the shape of {ref} is not known")
-    shape, dtype = entries[k]
-    if dtype == tf.resource:
+    k = int(idx) if idx else 0
+    if k < len(entries) and entries[k][1] != tf.resource:
+        if entries[k][0] is None:
+            raise ValueError(f"the shape of {ref} is not known")
+        return tf.TensorSpec(*entries[k])
+    if var is None:
         raise ValueError(f"{ref} is a resource that is not a known variable")
-    return tf.TensorSpec(shape, dtype)
+    return tf.TensorSpec(tuple(var.shape), tf.as_dtype(var.dtype))
 
 
 _FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")

@@ -36,36 +36,27 @@ def is_xla_call(node: Any, library: dict[str, Any]) -> bool:
     return bool(fdef is not None and fdef.attr["_XlaMustCompile"].b)
 
 
-def temp_bytes(
-    fdef: Any, library: dict[str, Any], specs: list[Any], cache: dict | None = None
-) -> int:
+def temp_bytes(fdef: Any, library: dict[str, Any], specs: list[Any]) -> int:
     """Bytes of XLA's temporary allocations when ``fdef`` runs on ``specs``.
 
     ``specs`` are ``tf.TensorSpec`` per argument; a resource argument is given
     as the spec of the variable's value.  Resource reads are rewritten into
     plain inputs so the function compiles without any variable existing.
-    ``cache`` (owned by the caller) remembers results for identical functions.
     """
     probe = _without_resources(fdef, specs)
     key = (
         probe.SerializeToString(deterministic=True),
         tuple((tuple(s.shape.as_list()), s.dtype.name) for s in specs),
     )
-    if cache is not None and key in cache:
-        return cache[key]
     if key not in _COMPILED:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
         _COMPILED[key] = _compile_temp_bytes(probe, library, specs)
-    result = _COMPILED[key]
-    if cache is not None:
-        cache[key] = result
-    return result
+    return _COMPILED[key]
 
 
 def _compile_temp_bytes(probe: Any, library: dict[str, Any], specs: list[Any]) -> int:
     import tensorflow as tf
-    from tensorflow.compiler.xla.service import hlo_pb2
     from tensorflow.python.eager import context
 
     ctx = context.context()
@@ -89,19 +80,7 @@ def _compile_temp_bytes(probe: Any, library: dict[str, Any], specs: list[Any]) -
     finally:
         for name in added:
             ctx.remove_function(name)
-    proto = hlo_pb2.HloProto()
-    proto.ParseFromString(raw)
-    return sum(
-        a.size
-        for a in proto.buffer_assignment.buffer_allocations
-        if not (
-            a.is_entry_computation_parameter
-            or a.maybe_live_out
-            or a.is_constant
-            or a.is_thread_local
-            or a.is_tuple
-        )
-    )
+    return _allocated_bytes(raw)[0]
 
 
 def _without_resources(fdef: Any, specs: list[Any]) -> Any:
@@ -157,9 +136,18 @@ def step_allocations(fn: Any, specs: tuple) -> tuple[int, int]:
     Parameters (variables, the batch) are not counted: they exist before the
     step, and XLA updates the variables in place.
     """
+    raw = fn.experimental_get_compiler_ir(*specs)(stage="optimized_hlo_proto_serialized")
+    return _allocated_bytes(raw)
+
+
+def _allocated_bytes(raw: bytes) -> tuple[int, int]:
+    """``(temporary, output)`` bytes in a serialized HloProto's buffer assignment.
+
+    Parameters, constants, thread-local and tuple-index buffers are not asked
+    of TF's allocator when the executable runs; outputs and one temporary are.
+    """
     from tensorflow.compiler.xla.service import hlo_pb2
 
-    raw = fn.experimental_get_compiler_ir(*specs)(stage="optimized_hlo_proto_serialized")
     proto = hlo_pb2.HloProto()
     proto.ParseFromString(raw)
     temp = out = 0
