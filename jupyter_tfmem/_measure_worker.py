@@ -338,6 +338,9 @@ def _configure_gpus(
 def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
     """Load, compile, warm up, reset the allocator's peak, run one step, read the peak.
 
+    A model trained with gradient accumulation runs a whole accumulation cycle
+    instead of one step, since the update step and the others differ.
+
     ``phase[0]`` tracks how far it got, so that a failure can say what to fix.
     """
     phase = phase if phase is not None else ["start"]
@@ -378,9 +381,18 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
         gc.collect()
         tf.config.experimental.reset_memory_stats(device)
         before = tf.config.experimental.get_memory_info(device)["current"]
+        # With gradient accumulation only one step in k updates the weights,
+        # and the steps differ in what they allocate: read the peak over a
+        # whole cycle of k steps, the one a training run is bound to reach.
+        cycle = 1
+        if training:
+            cycle = max(1, int(getattr(model.optimizer, "gradient_accumulation_steps", 0) or 1))
+            if cycle > 1:
+                notes.append(f"peak over {cycle} steps (gradient_accumulation_steps={cycle})")
         step_started = time.perf_counter()
-        step()
-        step_seconds = time.perf_counter() - step_started
+        for _ in range(cycle):
+            step()
+        step_seconds = (time.perf_counter() - step_started) / cycle
         info = tf.config.experimental.get_memory_info(device)
 
     device_used, device_used_source = None, ""

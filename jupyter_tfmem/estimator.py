@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import gc
+import itertools
 import math
 import re
 import weakref
@@ -498,17 +499,23 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
-    timeline, _ = replay(nodes, order, batch_size, preset=_copy(preset), keep=keep)
-    positions = upper_hull_positions(timeline)
-    _, snaps = replay(
-        nodes, order, batch_size, preset=_copy(preset), keep=keep, record=set(positions)
-    )
+    orders = _branch_orders(nodes, order, notes)
+    timelines = [replay(nodes, o, batch_size, preset=_copy(preset), keep=keep)[0] for o in orders]
     idle_bytes = sum(buf.a for buf in idle)
-    slack = _allocator_slack(nodes, order, batch_size, preset, creation, keep, timeline, idle_bytes)
+    slack = _allocator_slack(
+        nodes, orders, batch_size, preset, creation, keep, timelines, idle_bytes
+    )
+
+    snapshots = []
+    for o, timeline in zip(orders, timelines, strict=True):
+        positions = upper_hull_positions(timeline)
+        _, snaps = replay(
+            nodes, o, batch_size, preset=_copy(preset), keep=keep, record=set(positions)
+        )
+        snapshots += [snaps[pos] for pos in positions]
 
     lines = []
-    for pos in positions:
-        snap = snaps[pos]
+    for snap in snapshots:
         cats: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
         per_layer: dict[str, dict[str, list[float]]] = collections.defaultdict(
             lambda: collections.defaultdict(lambda: [0.0, 0.0])
@@ -835,41 +842,53 @@ def _allocate_persistent(model, creation) -> None:
 
 
 def _allocator_slack(
-    nodes, order, n, preset, creation, keep, timeline, idle_bytes
+    nodes, orders, n, preset, creation, keep, timelines, idle_bytes
 ) -> tuple[tuple[int, dict[str, float]], ...]:
     """Bytes the BFC allocator counts beyond the requests, by category, per batch size.
 
     Persistent buffers are allocated first (as building the model and the
     optimizer does), then the step runs twice, as in the measuring protocol:
-    a warm-up step shapes the free lists, the peak is read on the second.  The
-    replay's order does not depend on the batch size, so its events are
-    recorded once and the allocator model is rerun at a ladder of batch sizes
-    around ``n``; ``Footprint.at`` interpolates between them.
+    a warm-up step shapes the free lists, the peak is read on the second (for
+    a step with conditions, the worst pair of branch orders).  The replay's
+    order does not depend on the batch size, so its events are recorded once
+    and the allocator model is rerun at a ladder of batch sizes around ``n``;
+    ``Footprint.at`` interpolates between them.
     """
     from .engine.bfc import BFCModel
     from .engine.schedule import replay
 
     runs = []
-    for _ in range(2):
-        events: list = []
-        fresh = _copy(preset)
-        for tensor, buf in fresh.items():
-            if buf.persistent:
-                buf.key = ("p", tensor[0])
-        replay(nodes, order, n, preset=fresh, keep=keep, events=events)
-        runs.append(events)
+    for order in orders:
+        pair = []
+        for _ in range(2):
+            events: list = []
+            fresh = _copy(preset)
+            for tensor, buf in fresh.items():
+                if buf.persistent:
+                    buf.key = ("p", tensor[0])
+            replay(nodes, order, n, preset=fresh, keep=keep, events=events)
+            pair.append(events)
+        runs.append(pair)
 
     points = []
     for m in _slack_ladder(n):
-        model = BFCModel()
-        _allocate_persistent(model, creation)
-        model.run(runs[0], m)
-        model.reset_peak()
-        model.run(runs[1], m)
+        # With several branch orders the step's peak is the worst of them.
+        # The allocator's free lists carry over from one step to the next, and
+        # consecutive steps may take different branches: try every pair.
+        worst = None
+        for warm, _ in runs:
+            for _, measured in runs:
+                model = BFCModel()
+                _allocate_persistent(model, creation)
+                model.run(warm, m)
+                model.reset_peak()
+                model.run(measured, m)
+                if worst is None or model.peak > worst.peak:
+                    worst = model
         # What the allocator adds over the largest live request at this batch,
         # charged to categories by the chunk slack they hold at its peak.
-        linear = max(a + b * m for a, b in timeline) + idle_bytes
-        points.append((m, _slack_by_category(model, linear)))
+        linear = max(a + b * m for timeline in timelines for a, b in timeline) + idle_bytes
+        points.append((m, _slack_by_category(worst, linear)))
     return tuple(points)
 
 
@@ -1254,6 +1273,53 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             and node.outputs[0] is None
         ):
             node.outputs[0] = _list_size(nodes, node.inputs[0])
+
+
+#: Above this many independent conditions the replay runs every branch at once.
+_MAX_CONDITIONS = 2
+
+
+def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]:
+    """The replay order for each way the step's conditions can go.
+
+    TF runs one branch of a ``cond`` (a Switch's untaken output is dead and
+    so is everything fed by it, up to the Merge), but which one changes from
+    step to step: gradient accumulation updates the weights on one step in
+    ``gradient_accumulation_steps``.  Each assignment of the step's predicates
+    gets its own order; the footprint is the worst of them.  Loop Switches
+    (fed by LoopCond) are not conditions.
+    """
+    switches: dict[str, tuple[str, int]] = {}
+    for name in order:
+        node = nodes[name]
+        if node.op == "Switch" and len(node.inputs) == 2:
+            pred = node.inputs[1]
+            if pred[0] in nodes and nodes[pred[0]].op != "LoopCond":
+                switches[name] = pred
+    preds = sorted(set(switches.values()))
+    if not preds:
+        return [order]
+    if len(preds) > _MAX_CONDITIONS:
+        notes.append(f"{len(preds)} conditions: both branches of each are counted as if they ran.")
+        return [order]
+    orders = []
+    for values in itertools.product((False, True), repeat=len(preds)):
+        taken = dict(zip(preds, values, strict=True))
+        dead: set[str] = set()
+        dead_tensors: set[tuple[str, int]] = set()
+        for name in order:
+            node = nodes[name]
+            data_dead = [src in dead_tensors or src[0] in dead for src in node.inputs]
+            if node.op == "Merge":
+                is_dead = bool(data_dead) and all(data_dead)
+            else:
+                is_dead = any(data_dead) or any(c in dead for c in node.controls)
+            if is_dead:
+                dead.add(name)
+            elif name in switches:  # output 0 flows when the predicate is false
+                dead_tensors.add((name, 0 if taken[switches[name]] else 1))
+        orders.append([name for name in order if name not in dead])
+    return orders
 
 
 def _sequence_loop_exits(nodes) -> None:

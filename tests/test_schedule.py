@@ -49,3 +49,47 @@ def test_a_write_nobody_waits_for_is_in_place():
         ]
     )
     assert live["assign"] == live["update"] == VAR + 8.0
+
+
+def _cond_graph() -> dict[str, Node]:
+    """x -> Switch(pred) -> a big "then" op or a small "else" op -> Merge -> y."""
+    f32 = "float32"
+    nodes = [
+        Node("x", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        Node("pred", "Equal", [], [], [(1.0, 0.0, "bool")]),
+        Node("sw", "Switch", [("x", 0), ("pred", 0)], [], [(10.0, 0.0, f32)] * 2),
+        Node("small", "Neg", [("sw", 0)], [], [(10.0, 0.0, f32)]),
+        Node("big", "Tile", [("sw", 1)], [], [(500.0, 0.0, f32)]),
+        Node("shrink", "Sum", [("big", 0)], [], [(10.0, 0.0, f32)]),
+        Node("merge", "Merge", [("small", 0), ("shrink", 0)], [], [(10.0, 0.0, f32)]),
+        Node("y", "Square", [("merge", 0)], [], [(10.0, 0.0, f32)]),
+    ]
+    return {node.name: node for node in nodes}
+
+
+def test_a_condition_runs_one_branch_per_order_and_both_reach_the_merge():
+    from jupyter_tfmem.estimator import _branch_orders
+
+    nodes = _cond_graph()
+    orders = _branch_orders(nodes, topo_fifo_order(nodes), [])
+    assert len(orders) == 2
+    ran = [set(order) for order in orders]
+    assert {"small"} <= ran[0] and not ran[0] & {"big", "shrink"}  # predicate false
+    assert {"big", "shrink"} <= ran[1] and "small" not in ran[1]  # predicate true
+    assert all({"merge", "y"} <= r for r in ran)
+
+
+def test_the_merge_takes_over_the_branch_that_ran():
+    from jupyter_tfmem.estimator import _branch_orders
+
+    nodes = _cond_graph()
+    peaks = []
+    for order in _branch_orders(nodes, topo_fifo_order(nodes), []):
+        timeline, _ = replay(nodes, order, 1, preset={}, keep=[("y", 0)])
+        live = dict(zip(order, (a for a, _ in timeline), strict=True))
+        # The Merge aliases the live branch's output: nothing new is allocated.
+        before_merge = order[order.index("merge") - 1]
+        assert live["merge"] <= live[before_merge]
+        peaks.append(max(live.values()))
+    # Only the branch with the 500-byte temporary reaches it.
+    assert peaks[0] < 500.0 <= peaks[1]

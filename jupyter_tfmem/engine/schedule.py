@@ -271,11 +271,12 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     ):
         return in_bufs[0]
     if op in ALIAS_OPS or op == "ReadVariableOp":
-        src = (
-            in_bufs[idx]
-            if op == "IdentityN" and idx < len(in_bufs)
-            else (in_bufs[0] if in_bufs else None)
-        )
+        if op == "IdentityN":
+            src = in_bufs[idx] if idx < len(in_bufs) else None
+        elif op == "Merge":  # the one input that arrived (the other branch is dead)
+            src = next((buf for buf in in_bufs if buf is not None), None)
+        else:
+            src = in_bufs[0] if in_bufs else None
         if src is not None:
             return src
     if a <= 0 and b <= 0:
