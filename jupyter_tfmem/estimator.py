@@ -71,6 +71,7 @@ def estimate(
     input_shapes: Any = None,
     replicas: int | None = None,
     strategy: Any = None,
+    device: str | None = None,
 ) -> Footprint:
     """Estimate the allocator peak and the GPU total of one step of ``model``.
 
@@ -86,12 +87,19 @@ def estimate(
     is one device's, each running ``ceil(batch_size / replicas)`` samples with a
     full copy of the weights and slots, plus the gradient all-reduce's packed
     buffer (``jupyter_tfmem.distribute``; assumptions in docs/gpu.md).
+
+    ``device`` ("GPU" or "CPU") is the device whose executor order the replay
+    follows; by default the one ``measure`` would use here (a GPU if TF sees
+    one).  On a GPU TF runs every kernel inline in the order it became ready;
+    on the CPU it hands kernels to its inter-op threads, so more tensors can
+    be alive at once (docs/engine.md).
     """
     import keras
 
     from .distribute import data_parallel, gradient_bytes, replicas_from
 
     _check_batch(batch_size)
+    threads = _executor_threads(device)
     n_replicas = replicas_from(replicas, strategy)
     global_batch = batch_size
     batch_size = -(-int(batch_size) // n_replicas)  # what each device runs
@@ -117,8 +125,23 @@ def estimate(
     jit = getattr(model, "jit_compile", False) is True
     with _quiet_tf():
         try:
-            run = _estimate_xla_step if jit else _estimate_traced
-            fp = run(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes)
+            if jit:
+                fp = _estimate_xla_step(
+                    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+                )
+            else:
+                fp = _estimate_traced(
+                    model,
+                    batch_size,
+                    training,
+                    x_specs,
+                    y_specs,
+                    loss_fn,
+                    opt,
+                    opt_name,
+                    notes,
+                    threads=threads,
+                )
         except MemoryError:
             raise
         except Exception as err:
@@ -142,6 +165,27 @@ def estimate(
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _executor_threads(device: Any) -> int:
+    """Inter-op threads of the executor the replay follows; 0: every kernel inline (GPU)."""
+    import os
+
+    import tensorflow as tf
+
+    if device is None:
+        device = "GPU" if tf.config.list_physical_devices("GPU") else "CPU"
+    if not isinstance(device, str) or device.upper().split(":")[0] not in ("CPU", "GPU"):
+        raise ValueError(f'device must be "GPU" or "CPU", got {device!r}')
+    if device.upper().startswith("GPU"):
+        return 0
+    threads = tf.config.threading.get_inter_op_parallelism_threads()
+    if not threads:  # TF's default: one per schedulable core
+        try:
+            threads = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            threads = os.cpu_count() or 1
+    return max(1, int(threads))
 
 
 def _first_useful_line(message: str) -> str:
@@ -437,7 +481,9 @@ class _quiet_tf:
         self._logger.setLevel(self._level)
 
 
-def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes):
+def _estimate_traced(
+    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, threads=0
+):
     from .engine import grappler
     from .engine.schedule import Buffer, replay, upper_hull_positions
     from .engine.step import trace_step
@@ -500,6 +546,15 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
     orders = _branch_orders(nodes, order, notes)
+    # The CPU executor's threads; a loop's body is replayed once, with no
+    # iterations to time, so graphs with loops keep the inline (FIFO) order.
+    executor = "tf-executor (GPU: every kernel inline)"
+    if threads and not any(node.op == "NextIteration" for node in nodes.values()):
+        durations = _durations(nodes, props1, props2, _ORDER_BATCH)
+        orders = [_executor_events(nodes, o, durations, threads) for o in orders]
+        executor = f"tf-executor (CPU, {threads} inter-op threads)"
+    elif threads:
+        executor = "tf-executor (CPU; loops: kernels in ready order)"
     timelines = [replay(nodes, o, batch_size, preset=_copy(preset), keep=keep)[0] for o in orders]
     idle_bytes = sum(buf.a for buf in idle)
     slack = _allocator_slack(
@@ -553,7 +608,7 @@ def _estimate_traced(model, batch_size, training, x_specs, y_specs, loss_fn, opt
         layer_info=tuple(info),
         overhead=DEFAULT_OVERHEAD,
         notes=tuple(notes),
-        executor="tf-executor",
+        executor=executor,
     )
 
 
@@ -1273,6 +1328,59 @@ def _size_tensor_lists(graph_def, nodes) -> None:
             and node.outputs[0] is None
         ):
             node.outputs[0] = _list_size(nodes, node.inputs[0])
+
+
+#: The batch size whose op durations fix the CPU executor's order.  One
+#: order for every batch keeps ``Footprint.at(n)`` equal to a fresh estimate
+#: at ``n``; the durations only rank concurrent ops, which batch-proportional
+#: costs rank the same way at any batch.
+_ORDER_BATCH = 32
+
+
+def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
+    """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
+    from .engine.executor import op_duration
+
+    def at(props, name):
+        ins = []
+        node = nodes[name]
+        for src, idx in node.inputs:
+            p = props.get(src)
+            ins.append(p[idx][0] if p and idx < len(p) else None)
+        outs = [entry[0] for entry in props.get(name, [])]
+        return ins, outs
+
+    out = {}
+    for name, node in nodes.items():
+        costs = []
+        for props, m in ((props1, _B1), (props2, _B2)):
+            ins, outs = at(props, name)
+            out_b = sum(o[0] + o[1] * m for o in node.outputs if o is not None)
+            in_b = 0.0
+            for src, idx in node.inputs:
+                spec = (
+                    nodes[src].outputs[idx]
+                    if src in nodes and idx < len(nodes[src].outputs)
+                    else None
+                )
+                if spec is not None:
+                    in_b += spec[0] + spec[1] * m
+            costs.append(op_duration(node.op, outs, ins, out_b, in_b))
+        c1, c2 = costs
+        out[name] = max(0.0, c1 + (c2 - c1) / (_B2 - _B1) * (n - _B1)) if c1 > 0 or c2 > 0 else 0.0
+    return out
+
+
+def _executor_events(nodes, order: list[str], durations, threads: int) -> list[tuple[str, str]]:
+    """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py)."""
+    from .engine.executor import simulate
+
+    pos = {name: i for i, name in enumerate(order)}
+    deps = {
+        name: [d for d in [s for s, _ in nodes[name].inputs] + nodes[name].controls if d in pos]
+        for name in order
+    }
+    return simulate(order, deps, durations, threads)
 
 
 #: Above this many independent conditions the replay runs every branch at once.

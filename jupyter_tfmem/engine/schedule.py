@@ -97,9 +97,10 @@ def replay(
     positions in ``record``, a snapshot of which buffers were live.
     """
     consumers: dict[tuple[str, int], int] = collections.Counter()
-    for name in order:
-        for src in nodes[name].inputs:
-            consumers[src] += 1
+    for item in order:
+        if isinstance(item, str) or item[0] == "s":
+            for src in nodes[item if isinstance(item, str) else item[1]].inputs:
+                consumers[src] += 1
     keep = set(keep)
 
     remaining: dict[tuple[str, int], int] = dict(consumers)
@@ -154,8 +155,19 @@ def replay(
 
     timeline: list[tuple[float, float]] = []
     snaps: dict[int, Snapshot] = {}
-    for pos, name in enumerate(order):
+    running: dict[str, tuple[list[Buffer | None], list[Buffer], Buffer | None]] = {}
+    for pos, item in enumerate(order):
+        if isinstance(item, str):
+            name, start, end = item, True, True
+        else:
+            name, start, end = item[1], item[0] == "s", item[0] == "e"
         node = nodes[name]
+        if not start:  # the op ends: release what it held
+            _finish(node, *running.pop(name), remaining, drop)
+            timeline.append((a_live, b_live))
+            if record is not None and pos in record:
+                snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+            continue
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
         new_bufs: list[Buffer] = []
         if (
@@ -192,26 +204,33 @@ def replay(
         timeline.append((a_live, b_live))
         if record is not None and pos in record:
             snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
-        if scratch is not None:
-            drop(scratch)
-        # inputs: one use fewer; free a buffer once nobody waits for it
-        for src, buf in zip(node.inputs, in_bufs, strict=True):
-            if src in remaining:
-                remaining[src] -= 1
-            if buf is None:
-                continue
-            buf.pending -= 1
-            if buf.pending <= 0:
-                drop(buf)
-        for buf in new_bufs:
-            if buf.pending <= 0:
-                drop(buf)
+        if end:
+            _finish(node, in_bufs, new_bufs, scratch, remaining, drop)
+        else:
+            running[name] = (in_bufs, new_bufs, scratch)
     if events is not None:  # the step returns: its outputs and inputs go
         for buf in list(live.values()):
             if not buf.persistent:
                 buf.keep = False
                 drop(buf)
     return timeline, snaps
+
+
+def _finish(node: Node, in_bufs, new_bufs, scratch, remaining, drop) -> None:
+    """An op has run: its scratch goes, and each input has one consumer fewer."""
+    if scratch is not None:
+        drop(scratch)
+    for src, buf in zip(node.inputs, in_bufs, strict=True):
+        if src in remaining:
+            remaining[src] -= 1
+        if buf is None:
+            continue
+        buf.pending -= 1
+        if buf.pending <= 0:
+            drop(buf)
+    for buf in new_bufs:  # outputs nobody consumes
+        if buf.pending <= 0:
+            drop(buf)
 
 
 def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders):

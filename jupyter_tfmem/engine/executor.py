@@ -1,0 +1,235 @@
+"""The order TF's executor runs a step in on the CPU, with its inter-op threads.
+
+On a GPU every kernel counts as inexpensive (``OpKernel`` sets ``expensive_``
+false for GPU devices), so the executor runs each newly ready op inline on
+the thread that made it ready, in the order they became ready: the FIFO
+replay of ``schedule.topo_fifo_order``.
+
+On the CPU almost every kernel is "expensive" for the first ~90 runs of a
+function (the executor's cost estimate starts at 1e8 cycles and decays by a
+tenth per run towards the measured cost, against a threshold of 8,000
+cycles).  When an op finishes, ``ExecutorState::ScheduleReady`` runs the
+cheap successors inline and hands every expensive one but the last to the
+inter-op thread pool; the last runs inline only if nothing else is queued.
+With two inter-op threads the second thread picks those up at once, so a
+weight gradient runs beside the input-gradient chain and its inputs stay
+alive while that chain allocates: the peak can hold buffers that a one-op-
+at-a-time replay frees earlier.
+
+This module simulates that with op durations from a rough cost model (the
+FLOPs of matrix products and convolutions, the bytes of everything else) and
+returns the start and end of every op in time order; ``schedule.replay``
+allocates an op's outputs at its start and releases its inputs at its end.
+The durations only decide which of two concurrent ops ends first.
+"""
+
+from __future__ import annotations
+
+import collections
+import heapq
+import math
+from collections.abc import Mapping
+
+#: CPU kernels whose ``IsExpensive()`` is false: they always run inline.
+CHEAP_OPS = frozenset(
+    {
+        "Const",
+        "HostConst",
+        "Identity",
+        "IdentityN",
+        "StopGradient",
+        "PreventGradient",
+        "Shape",
+        "ShapeN",
+        "Rank",
+        "Size",
+        "Reshape",
+        "ExpandDims",
+        "Squeeze",
+        "NoOp",
+        "ControlTrigger",
+        "Switch",
+        "RefSwitch",
+        "Merge",
+        "RefMerge",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+        "LoopCond",
+        "_Arg",
+        "_Retval",
+        "_DeviceArg",
+        "_DeviceRetval",
+        "Placeholder",
+        "VarHandleOp",
+        "ReadVariablesOp",
+        "BroadcastGradientArgs",
+    }
+)
+
+#: Threads of TF's inter-op pool on this machine's default (one per core).
+DEFAULT_THREADS = 2
+
+_FLOP_RATE = 40.0  # FLOPs per ns of one busy thread (order of magnitude)
+_BYTE_RATE = 8.0  # bytes per ns for memory-bound kernels
+_OVERHEAD = 3000.0  # ns an expensive kernel costs however small
+
+Shape = tuple[int, ...]
+
+
+def _size(shape: Shape | None) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def op_flops(op: str, out_shapes: list[Shape | None], in_shapes: list[Shape | None]) -> float:
+    """FLOPs of matrix products and convolutions; 0 for other ops."""
+    out = out_shapes[0] if out_shapes else None
+    if out is None:
+        return 0.0
+    if op in ("MatMul", "_MklMatMul", "_FusedMatMul") and len(in_shapes) >= 2:
+        a, b = in_shapes[0], in_shapes[1]
+        if a is None or b is None:
+            return 0.0
+        return 2.0 * math.sqrt(_size(a) * _size(b) * _size(out))
+    if op.startswith("BatchMatMul") and len(in_shapes) >= 2:
+        a, b = in_shapes[0], in_shapes[1]
+        if a is None or b is None or len(out) < 2:
+            return 0.0
+        batch = _size(out[:-2]) or 1
+        return 2.0 * math.sqrt(_size(a) * _size(b) * _size(out) / batch)
+    if op in ("Conv2D", "Conv3D", "_FusedConv2D", "DepthwiseConv2dNative"):
+        filt = in_shapes[1] if len(in_shapes) > 1 else None
+        if filt is None:
+            return 0.0
+        per_out = _size(filt[:-2]) * (1 if op.startswith("Depthwise") else filt[-2])
+        return 2.0 * _size(out) * per_out
+    if op in ("Conv2DBackpropInput", "Conv3DBackpropInputV2", "DepthwiseConv2dNativeBackpropInput"):
+        filt = in_shapes[1] if len(in_shapes) > 1 else None
+        dy = in_shapes[2] if len(in_shapes) > 2 else None
+        if filt is None or dy is None:
+            return 0.0
+        per = _size(filt[:-2]) * (1 if op.startswith("Depthwise") else filt[-2])
+        return 2.0 * _size(dy) * per
+    if op in (
+        "Conv2DBackpropFilter",
+        "Conv3DBackpropFilterV2",
+        "DepthwiseConv2dNativeBackpropFilter",
+    ):
+        dy = in_shapes[2] if len(in_shapes) > 2 else None
+        if dy is None:
+            return 0.0
+        per = _size(out[:-2]) * (1 if op.startswith("Depthwise") else out[-2])
+        return 2.0 * _size(dy) * per
+    return 0.0
+
+
+def op_duration(
+    op: str,
+    out_shapes: list[Shape | None],
+    in_shapes: list[Shape | None],
+    out_bytes: float,
+    in_bytes: float,
+) -> float:
+    """A rough duration in ns: compute for products, memory traffic for the rest."""
+    if op in CHEAP_OPS:
+        return 0.0
+    flops = op_flops(op, out_shapes, in_shapes)
+    return _OVERHEAD + flops / _FLOP_RATE + (out_bytes + in_bytes) / _BYTE_RATE
+
+
+def simulate(
+    names: list[str],
+    deps: Mapping[str, list[str]],
+    duration: Mapping[str, float],
+    threads: int = DEFAULT_THREADS,
+) -> list[tuple[str, str]]:
+    """``("s", op)`` / ``("e", op)`` events in time order, as TF's executor runs them.
+
+    ``names`` is the graph order (which fixes the order of ready successors),
+    ``deps`` the data and control inputs of each op within ``names``.
+    """
+    index = {name: i for i, name in enumerate(names)}
+    indeg = {}
+    succ: dict[str, list[str]] = collections.defaultdict(list)
+    for name in names:
+        ds = {d for d in deps.get(name, ()) if d in index}
+        indeg[name] = len(ds)
+        for d in ds:
+            succ[d].append(name)
+    for d in succ:
+        succ[d].sort(key=index.__getitem__)
+
+    def expensive(name: str) -> bool:
+        return duration.get(name, 0.0) > 0.0
+
+    # Per thread: the ops it runs inline, and its task queue (own end = front).
+    inline: list[collections.deque] = [collections.deque() for _ in range(threads)]
+    tasks: list[collections.deque] = [collections.deque() for _ in range(threads)]
+    # The first ready ops come from outside the pool: all queued as tasks.
+    spread = 0
+    for name in names:
+        if indeg[name] == 0:
+            tasks[spread % threads].append(name)
+            spread += 1
+    events: list[tuple[str, str]] = []
+    running: list[str | None] = [None] * threads
+    clock = [(0.0, t, 0) for t in range(threads)]  # (time free, thread, seq)
+    heapq.heapify(clock)
+    idle: set[int] = set()
+    seq = 0
+
+    def schedule_ready(t: int, ready: list[str]) -> None:
+        last = None
+        for name in ready:
+            if not expensive(name):
+                inline[t].append(name)
+            else:
+                if last is not None:
+                    tasks[t].appendleft(last)
+                last = name
+        if last is not None:
+            if not inline[t]:
+                inline[t].append(last)
+            else:
+                tasks[t].appendleft(last)
+
+    def next_op(t: int) -> str | None:
+        if inline[t]:
+            return inline[t].popleft()
+        if tasks[t]:
+            return tasks[t].popleft()
+        for other in range(threads):
+            if other != t and tasks[other]:
+                return tasks[other].pop()  # steal the oldest
+        return None
+
+    while clock:
+        now, t, _ = heapq.heappop(clock)
+        done = running[t]
+        if done is not None:
+            running[t] = None
+            events.append(("e", done))
+            ready = []
+            for nxt in succ.get(done, ()):
+                indeg[nxt] -= 1
+                if indeg[nxt] == 0:
+                    ready.append(nxt)
+            schedule_ready(t, ready)
+        name = next_op(t)
+        if name is None:
+            idle.add(t)
+            continue
+        running[t] = name
+        events.append(("s", name))
+        seq += 1
+        heapq.heappush(clock, (now + duration.get(name, 0.0), t, seq))
+        # Work left in the queues wakes the idle threads now.
+        for other in sorted(idle):
+            if any(tasks[k] for k in range(threads)):
+                idle.discard(other)
+                seq += 1
+                heapq.heappush(clock, (now, other, seq))
+    return events
