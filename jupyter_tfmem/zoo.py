@@ -285,6 +285,22 @@ def two_input_two_output() -> Any:
     return keras.Model([image, table], [cls, value], name="two_input_two_output")
 
 
+def cnn_small() -> Any:
+    """Three Conv2D-BatchNorm-ReLU-MaxPool blocks on 32x32 RGB (``jit_cnn`` without XLA)."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((32, 32, 3), name="image")
+    x = inp
+    for filters in (32, 64, 128):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        x = layers.Activation("relu")(x)
+        x = layers.MaxPooling2D()(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    out = layers.Dense(10, activation="softmax")(layers.Dense(256, activation="relu")(x))
+    return keras.Model(inp, out, name="cnn_small")
+
+
 # --------------------------------------------------------------------------
 # Cases.
 # --------------------------------------------------------------------------
@@ -682,6 +698,85 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "mean_squared_error",
         (((200, 16), "float32"),),
         "Conv1D signal regressor with Dropout, batch 64, AdamW",
+    ),
+    # Issue 5, part 1: pure float16 / bfloat16 (variables in that dtype too),
+    # mixed precision on a CNN, float64 inference.
+    ZooCase(
+        "transformer_float16_adam",
+        transformer_encoder,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "transformer encoder in pure float16 (float16 variables), batch 32, Adam",
+        "float16",
+    ),
+    ZooCase(
+        "transformer_bfloat16_infer",
+        transformer_encoder,
+        128,
+        False,
+        None,
+        None,
+        (((64,), "int32"),),
+        "transformer encoder in pure bfloat16, batch 128, inference",
+        "bfloat16",
+    ),
+    ZooCase(
+        "transformer_float64_infer",
+        transformer_encoder,
+        128,
+        False,
+        None,
+        None,
+        (((64,), "int32"),),
+        "transformer encoder in float64, batch 128, inference",
+        "float64",
+    ),
+    ZooCase(
+        "cnn_small_bfloat16_adam",
+        cnn_small,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm in pure bfloat16, batch 64, Adam",
+        "bfloat16",
+    ),
+    ZooCase(
+        "cnn_small_float16_infer",
+        cnn_small,
+        128,
+        False,
+        None,
+        None,
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm in pure float16, batch 128, inference",
+        "float16",
+    ),
+    ZooCase(
+        "cnn_small_mixed16_adam",
+        cnn_small,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm under mixed_float16 (loss scaling), batch 64, Adam",
+        "mixed_float16",
+    ),
+    ZooCase(
+        "cnn_small_mixedbf16_adam_b128",
+        cnn_small,
+        128,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm under mixed_bfloat16, batch 128, Adam",
+        "mixed_bfloat16",
     ),
 )
 

@@ -25,6 +25,7 @@ CHEAP = [
     "two_input_two_output",
     "bilstm_text",
     "conv1d_signal",
+    "cnn_small",
 ]
 
 
