@@ -301,6 +301,38 @@ def cnn_small() -> Any:
     return keras.Model(inp, out, name="cnn_small")
 
 
+def lstm_long() -> Any:
+    """Embedding(5000, 32) + LSTM(128) classifier over 500 tokens: a long recurrent loop."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((500,), dtype="int32", name="tokens")
+    x = layers.Embedding(5000, 32)(inp)
+    x = layers.LSTM(128)(x)
+    out = layers.Dense(1, activation="sigmoid")(x)
+    return keras.Model(inp, out, name="lstm_long")
+
+
+def gru_long() -> Any:
+    """GRU(64) over 1000 steps of an 8-channel signal, 4 classes: a very long loop."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((1000, 8), name="signal")
+    x = layers.GRU(64)(inp)
+    out = layers.Dense(4, activation="softmax")(x)
+    return keras.Model(inp, out, name="gru_long")
+
+
+def bilstm_long() -> Any:
+    """Bidirectional(LSTM(32)) returning sequences over 400 x 16, pooled, 3 classes."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((400, 16), name="signal")
+    x = layers.Bidirectional(layers.LSTM(32, return_sequences=True))(inp)
+    x = layers.GlobalAveragePooling1D()(x)
+    out = layers.Dense(3, activation="softmax")(x)
+    return keras.Model(inp, out, name="bilstm_long")
+
+
 # --------------------------------------------------------------------------
 # Cases.
 # --------------------------------------------------------------------------
@@ -777,6 +809,57 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         (((32, 32, 3), "float32"),),
         "small CNN with BatchNorm under mixed_bfloat16, batch 128, Adam",
         "mixed_bfloat16",
+    ),
+    # Issue 5, part 2: recurrent loops of 400 to 1000 steps.
+    ZooCase(
+        "lstm_long_adam",
+        lstm_long,
+        32,
+        True,
+        "adam",
+        "binary_crossentropy",
+        (((500,), "int32"),),
+        "Embedding + LSTM(128) over 500 tokens, batch 32, Adam",
+    ),
+    ZooCase(
+        "lstm_long_infer",
+        lstm_long,
+        128,
+        False,
+        None,
+        None,
+        (((500,), "int32"),),
+        "Embedding + LSTM(128) over 500 tokens, batch 128, inference",
+    ),
+    ZooCase(
+        "gru_long_rmsprop",
+        gru_long,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((1000, 8), "float32"),),
+        "GRU(64) over 1000 steps x 8 channels, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "gru_long_infer",
+        gru_long,
+        128,
+        False,
+        None,
+        None,
+        (((1000, 8), "float32"),),
+        "GRU(64) over 1000 steps x 8 channels, batch 128, inference",
+    ),
+    ZooCase(
+        "bilstm_long_adam",
+        bilstm_long,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((400, 16), "float32"),),
+        "bidirectional LSTM(32) returning sequences over 400 steps, batch 32, Adam",
     ),
 )
 

@@ -26,6 +26,9 @@ CHEAP = [
     "bilstm_text",
     "conv1d_signal",
     "cnn_small",
+    "lstm_long",
+    "gru_long",
+    "bilstm_long",
 ]
 
 
