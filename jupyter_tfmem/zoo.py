@@ -333,6 +333,41 @@ def bilstm_long() -> Any:
     return keras.Model(inp, out, name="bilstm_long")
 
 
+def bert_encoder(
+    seq: int = 128,
+    vocab: int = 8000,
+    dim: int = 256,
+    depth: int = 4,
+    heads: int = 4,
+    name: str = "bert_encoder",
+) -> Any:
+    """A BERT-style encoder from Keras layers: token + position embeddings, ``depth``
+    post-norm blocks (MultiHeadAttention, Dropout, LayerNorm, GELU feed-forward of
+    ``4 * dim``) and a 2-class head on the first token.
+
+    The same construction as ``bert_base`` in ``benchmarks/speed.py``, with the
+    sizes as parameters (that module is not importable from the package).
+    """
+    keras = _keras()
+    layers = keras.layers
+    tokens = keras.Input((seq,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocab, dim, name="token_embedding")(tokens)
+    x = x + layers.Embedding(seq, dim, name="position_embedding")(keras.ops.arange(seq))
+    x = layers.LayerNormalization()(x)
+    for _ in range(depth):
+        attn = layers.MultiHeadAttention(heads, dim // heads)(x, x)
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(attn))
+        ffn = layers.Dense(dim)(layers.Dense(4 * dim, activation="gelu")(x))
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(ffn))
+    out = layers.Dense(2, activation="softmax")(x[:, 0])
+    return keras.Model(tokens, out, name=name)
+
+
+def bert_small() -> Any:
+    """``bert_encoder`` with 4 blocks, hidden 256, 4 heads, 128 tokens, 8000-token vocabulary."""
+    return bert_encoder(seq=128, vocab=8000, dim=256, depth=4, heads=4, name="bert_small")
+
+
 # --------------------------------------------------------------------------
 # Cases.
 # --------------------------------------------------------------------------
@@ -860,6 +895,27 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "sparse_categorical_crossentropy",
         (((400, 16), "float32"),),
         "bidirectional LSTM(32) returning sequences over 400 steps, batch 32, Adam",
+    ),
+    # Issue 5, part 3: a small BERT-style encoder.
+    ZooCase(
+        "bert_small_adamw",
+        bert_small,
+        16,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "BERT-style encoder, 4 blocks, hidden 256, 128 tokens, batch 16, AdamW",
+    ),
+    ZooCase(
+        "bert_small_infer",
+        bert_small,
+        64,
+        False,
+        None,
+        None,
+        (((128,), "int32"),),
+        "BERT-style encoder, 4 blocks, hidden 256, 128 tokens, batch 64, inference",
     ),
 )
 

@@ -29,6 +29,7 @@ CHEAP = [
     "lstm_long",
     "gru_long",
     "bilstm_long",
+    "bert_small",
 ]
 
 
