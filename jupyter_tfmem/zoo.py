@@ -368,6 +368,45 @@ def bert_small() -> Any:
     return bert_encoder(seq=128, vocab=8000, dim=256, depth=4, heads=4, name="bert_small")
 
 
+def sepconv_cnn() -> Any:
+    """SeparableConv2D blocks with BatchNorm on 64x64 RGB (depthwise then pointwise), 10 classes."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((64, 64, 3), name="image")
+    x = layers.Conv2D(32, 3, strides=2, padding="same", use_bias=False)(inp)
+    x = layers.Activation("relu")(layers.BatchNormalization()(x))
+    for filters in (64, 128, 256):
+        x = layers.SeparableConv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.Activation("relu")(layers.BatchNormalization()(x))
+        x = layers.MaxPooling2D()(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    out = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inp, out, name="sepconv_cnn")
+
+
+def shared_nested() -> Any:
+    """A siamese pair: one nested ``keras.Model`` (a conv encoder) called on two 32x32
+    images, and one Dense layer applied three times in a row (tied weights)."""
+    keras = _keras()
+    layers = keras.layers
+    image = keras.Input((32, 32, 3), name="image")
+    x = layers.Conv2D(32, 3, activation="relu")(image)
+    x = layers.MaxPooling2D()(x)
+    x = layers.Conv2D(64, 3, activation="relu")(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    encoder = keras.Model(image, layers.Dense(64, activation="relu")(x), name="encoder")
+    left = keras.Input((32, 32, 3), name="left")
+    right = keras.Input((32, 32, 3), name="right")
+    a, b = encoder(left), encoder(right)
+    x = layers.Concatenate()([a, b, layers.Multiply()([a, b])])
+    x = layers.Dense(64, activation="relu")(x)
+    tied = layers.Dense(64, activation="relu", name="tied")
+    for _ in range(3):
+        x = tied(x)
+    out = layers.Dense(1, activation="sigmoid", name="same")(x)
+    return keras.Model([left, right], out, name="shared_nested")
+
+
 # --------------------------------------------------------------------------
 # Cases.
 # --------------------------------------------------------------------------
@@ -916,6 +955,68 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         None,
         (((128,), "int32"),),
         "BERT-style encoder, 4 blocks, hidden 256, 128 tokens, batch 64, inference",
+    ),
+    # Issue 5, part 4: plain SGD next to momentum, separable convolutions in
+    # training, shared layers and a nested model, second batch sizes.
+    ZooCase(
+        "mlp_sgd",
+        mlp,
+        256,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((784,), "float32"),),
+        "MLP 784-1024-1024-10, batch 256, plain SGD (no momentum; cf. mlp_sgd_momentum)",
+    ),
+    ZooCase(
+        "sepconv_cnn_adam",
+        sepconv_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        _IMG64,
+        "SeparableConv2D CNN with BatchNorm 64x64, batch 32, training with Adam",
+    ),
+    ZooCase(
+        "shared_nested_sgd",
+        shared_nested,
+        64,
+        True,
+        _SGD_MOMENTUM,
+        "binary_crossentropy",
+        (((32, 32, 3), "float32"), ((32, 32, 3), "float32")),
+        "siamese: nested encoder model on two inputs, a Dense tied 3x, batch 64, SGD + momentum",
+    ),
+    ZooCase(
+        "shared_nested_infer",
+        shared_nested,
+        256,
+        False,
+        None,
+        None,
+        (((32, 32, 3), "float32"), ((32, 32, 3), "float32")),
+        "siamese: nested encoder model on two inputs, a Dense tied 3x, batch 256, inference",
+    ),
+    ZooCase(
+        "gru_tagger_rmsprop_b128",
+        gru_tagger,
+        128,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((80,), "int32"),),
+        "Embedding + 2 GRU(96) per-token tagger, batch 128, RMSprop",
+    ),
+    ZooCase(
+        "conv1d_signal_adamw_b256",
+        conv1d_signal,
+        256,
+        True,
+        "adamw",
+        "mean_squared_error",
+        (((200, 16), "float32"),),
+        "Conv1D signal regressor with Dropout, batch 256, AdamW",
     ),
 )
 

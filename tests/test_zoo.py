@@ -30,6 +30,8 @@ CHEAP = [
     "gru_long",
     "bilstm_long",
     "bert_small",
+    "sepconv_cnn",
+    "shared_nested",
 ]
 
 
