@@ -285,6 +285,128 @@ def two_input_two_output() -> Any:
     return keras.Model([image, table], [cls, value], name="two_input_two_output")
 
 
+def cnn_small() -> Any:
+    """Three Conv2D-BatchNorm-ReLU-MaxPool blocks on 32x32 RGB (``jit_cnn`` without XLA)."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((32, 32, 3), name="image")
+    x = inp
+    for filters in (32, 64, 128):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        x = layers.Activation("relu")(x)
+        x = layers.MaxPooling2D()(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    out = layers.Dense(10, activation="softmax")(layers.Dense(256, activation="relu")(x))
+    return keras.Model(inp, out, name="cnn_small")
+
+
+def lstm_long() -> Any:
+    """Embedding(5000, 32) + LSTM(128) classifier over 500 tokens: a long recurrent loop."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((500,), dtype="int32", name="tokens")
+    x = layers.Embedding(5000, 32)(inp)
+    x = layers.LSTM(128)(x)
+    out = layers.Dense(1, activation="sigmoid")(x)
+    return keras.Model(inp, out, name="lstm_long")
+
+
+def gru_long() -> Any:
+    """GRU(64) over 1000 steps of an 8-channel signal, 4 classes: a very long loop."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((1000, 8), name="signal")
+    x = layers.GRU(64)(inp)
+    out = layers.Dense(4, activation="softmax")(x)
+    return keras.Model(inp, out, name="gru_long")
+
+
+def bilstm_long() -> Any:
+    """Bidirectional(LSTM(32)) returning sequences over 400 x 16, pooled, 3 classes."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((400, 16), name="signal")
+    x = layers.Bidirectional(layers.LSTM(32, return_sequences=True))(inp)
+    x = layers.GlobalAveragePooling1D()(x)
+    out = layers.Dense(3, activation="softmax")(x)
+    return keras.Model(inp, out, name="bilstm_long")
+
+
+def bert_encoder(
+    seq: int = 128,
+    vocab: int = 8000,
+    dim: int = 256,
+    depth: int = 4,
+    heads: int = 4,
+    name: str = "bert_encoder",
+) -> Any:
+    """A BERT-style encoder from Keras layers: token + position embeddings, ``depth``
+    post-norm blocks (MultiHeadAttention, Dropout, LayerNorm, GELU feed-forward of
+    ``4 * dim``) and a 2-class head on the first token.
+
+    The same construction as ``bert_base`` in ``benchmarks/speed.py``, with the
+    sizes as parameters (that module is not importable from the package).
+    """
+    keras = _keras()
+    layers = keras.layers
+    tokens = keras.Input((seq,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocab, dim, name="token_embedding")(tokens)
+    x = x + layers.Embedding(seq, dim, name="position_embedding")(keras.ops.arange(seq))
+    x = layers.LayerNormalization()(x)
+    for _ in range(depth):
+        attn = layers.MultiHeadAttention(heads, dim // heads)(x, x)
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(attn))
+        ffn = layers.Dense(dim)(layers.Dense(4 * dim, activation="gelu")(x))
+        x = layers.LayerNormalization()(x + layers.Dropout(0.1)(ffn))
+    out = layers.Dense(2, activation="softmax")(x[:, 0])
+    return keras.Model(tokens, out, name=name)
+
+
+def bert_small() -> Any:
+    """``bert_encoder`` with 4 blocks, hidden 256, 4 heads, 128 tokens, 8000-token vocabulary."""
+    return bert_encoder(seq=128, vocab=8000, dim=256, depth=4, heads=4, name="bert_small")
+
+
+def sepconv_cnn() -> Any:
+    """SeparableConv2D blocks with BatchNorm on 64x64 RGB (depthwise then pointwise), 10 classes."""
+    keras = _keras()
+    layers = keras.layers
+    inp = keras.Input((64, 64, 3), name="image")
+    x = layers.Conv2D(32, 3, strides=2, padding="same", use_bias=False)(inp)
+    x = layers.Activation("relu")(layers.BatchNormalization()(x))
+    for filters in (64, 128, 256):
+        x = layers.SeparableConv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.Activation("relu")(layers.BatchNormalization()(x))
+        x = layers.MaxPooling2D()(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    out = layers.Dense(10, activation="softmax")(x)
+    return keras.Model(inp, out, name="sepconv_cnn")
+
+
+def shared_nested() -> Any:
+    """A siamese pair: one nested ``keras.Model`` (a conv encoder) called on two 32x32
+    images, and one Dense layer applied three times in a row (tied weights)."""
+    keras = _keras()
+    layers = keras.layers
+    image = keras.Input((32, 32, 3), name="image")
+    x = layers.Conv2D(32, 3, activation="relu")(image)
+    x = layers.MaxPooling2D()(x)
+    x = layers.Conv2D(64, 3, activation="relu")(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    encoder = keras.Model(image, layers.Dense(64, activation="relu")(x), name="encoder")
+    left = keras.Input((32, 32, 3), name="left")
+    right = keras.Input((32, 32, 3), name="right")
+    a, b = encoder(left), encoder(right)
+    x = layers.Concatenate()([a, b, layers.Multiply()([a, b])])
+    x = layers.Dense(64, activation="relu")(x)
+    tied = layers.Dense(64, activation="relu", name="tied")
+    for _ in range(3):
+        x = tied(x)
+    out = layers.Dense(1, activation="sigmoid", name="same")(x)
+    return keras.Model([left, right], out, name="shared_nested")
+
+
 # --------------------------------------------------------------------------
 # Cases.
 # --------------------------------------------------------------------------
@@ -682,6 +804,219 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         "mean_squared_error",
         (((200, 16), "float32"),),
         "Conv1D signal regressor with Dropout, batch 64, AdamW",
+    ),
+    # Issue 5, part 1: pure float16 / bfloat16 (variables in that dtype too),
+    # mixed precision on a CNN, float64 inference.
+    ZooCase(
+        "transformer_float16_adam",
+        transformer_encoder,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "transformer encoder in pure float16 (float16 variables), batch 32, Adam",
+        "float16",
+    ),
+    ZooCase(
+        "transformer_bfloat16_infer",
+        transformer_encoder,
+        128,
+        False,
+        None,
+        None,
+        (((64,), "int32"),),
+        "transformer encoder in pure bfloat16, batch 128, inference",
+        "bfloat16",
+    ),
+    ZooCase(
+        "transformer_float64_infer",
+        transformer_encoder,
+        128,
+        False,
+        None,
+        None,
+        (((64,), "int32"),),
+        "transformer encoder in float64, batch 128, inference",
+        "float64",
+    ),
+    ZooCase(
+        "cnn_small_bfloat16_adam",
+        cnn_small,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm in pure bfloat16, batch 64, Adam",
+        "bfloat16",
+    ),
+    ZooCase(
+        "cnn_small_float16_infer",
+        cnn_small,
+        128,
+        False,
+        None,
+        None,
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm in pure float16, batch 128, inference",
+        "float16",
+    ),
+    ZooCase(
+        "cnn_small_mixed16_adam",
+        cnn_small,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm under mixed_float16 (loss scaling), batch 64, Adam",
+        "mixed_float16",
+    ),
+    ZooCase(
+        "cnn_small_mixedbf16_adam_b128",
+        cnn_small,
+        128,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "small CNN with BatchNorm under mixed_bfloat16, batch 128, Adam",
+        "mixed_bfloat16",
+    ),
+    # Issue 5, part 2: recurrent loops of 400 to 1000 steps.
+    ZooCase(
+        "lstm_long_adam",
+        lstm_long,
+        32,
+        True,
+        "adam",
+        "binary_crossentropy",
+        (((500,), "int32"),),
+        "Embedding + LSTM(128) over 500 tokens, batch 32, Adam",
+    ),
+    ZooCase(
+        "lstm_long_infer",
+        lstm_long,
+        128,
+        False,
+        None,
+        None,
+        (((500,), "int32"),),
+        "Embedding + LSTM(128) over 500 tokens, batch 128, inference",
+    ),
+    ZooCase(
+        "gru_long_rmsprop",
+        gru_long,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((1000, 8), "float32"),),
+        "GRU(64) over 1000 steps x 8 channels, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "gru_long_infer",
+        gru_long,
+        128,
+        False,
+        None,
+        None,
+        (((1000, 8), "float32"),),
+        "GRU(64) over 1000 steps x 8 channels, batch 128, inference",
+    ),
+    ZooCase(
+        "bilstm_long_adam",
+        bilstm_long,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((400, 16), "float32"),),
+        "bidirectional LSTM(32) returning sequences over 400 steps, batch 32, Adam",
+    ),
+    # Issue 5, part 3: a small BERT-style encoder.
+    ZooCase(
+        "bert_small_adamw",
+        bert_small,
+        16,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "BERT-style encoder, 4 blocks, hidden 256, 128 tokens, batch 16, AdamW",
+    ),
+    ZooCase(
+        "bert_small_infer",
+        bert_small,
+        64,
+        False,
+        None,
+        None,
+        (((128,), "int32"),),
+        "BERT-style encoder, 4 blocks, hidden 256, 128 tokens, batch 64, inference",
+    ),
+    # Issue 5, part 4: plain SGD next to momentum, separable convolutions in
+    # training, shared layers and a nested model, second batch sizes.
+    ZooCase(
+        "mlp_sgd",
+        mlp,
+        256,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((784,), "float32"),),
+        "MLP 784-1024-1024-10, batch 256, plain SGD (no momentum; cf. mlp_sgd_momentum)",
+    ),
+    ZooCase(
+        "sepconv_cnn_adam",
+        sepconv_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        _IMG64,
+        "SeparableConv2D CNN with BatchNorm 64x64, batch 32, training with Adam",
+    ),
+    ZooCase(
+        "shared_nested_sgd",
+        shared_nested,
+        64,
+        True,
+        _SGD_MOMENTUM,
+        "binary_crossentropy",
+        (((32, 32, 3), "float32"), ((32, 32, 3), "float32")),
+        "siamese: nested encoder model on two inputs, a Dense tied 3x, batch 64, SGD + momentum",
+    ),
+    ZooCase(
+        "shared_nested_infer",
+        shared_nested,
+        256,
+        False,
+        None,
+        None,
+        (((32, 32, 3), "float32"), ((32, 32, 3), "float32")),
+        "siamese: nested encoder model on two inputs, a Dense tied 3x, batch 256, inference",
+    ),
+    ZooCase(
+        "gru_tagger_rmsprop_b128",
+        gru_tagger,
+        128,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((80,), "int32"),),
+        "Embedding + 2 GRU(96) per-token tagger, batch 128, RMSprop",
+    ),
+    ZooCase(
+        "conv1d_signal_adamw_b256",
+        conv1d_signal,
+        256,
+        True,
+        "adamw",
+        "mean_squared_error",
+        (((200, 16), "float32"),),
+        "Conv1D signal regressor with Dropout, batch 256, AdamW",
     ),
 )
 

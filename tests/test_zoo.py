@@ -25,6 +25,13 @@ CHEAP = [
     "two_input_two_output",
     "bilstm_text",
     "conv1d_signal",
+    "cnn_small",
+    "lstm_long",
+    "gru_long",
+    "bilstm_long",
+    "bert_small",
+    "sepconv_cnn",
+    "shared_nested",
 ]
 
 
