@@ -1087,7 +1087,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         node.layer = _lookup_layer(nd.name, op_layer)
         node.category = _categorizer(nd.name, opt_scope)
         nodes[nd.name] = node
-    _size_tensor_lists(graph_def, nodes)
+    _size_tensor_lists(graph_def, nodes, runahead=opt_scope is None)
     # Ops with no recorded layer inherit it from their first input that has one.
     order = topo_fifo_order(nodes)
     for name in order:
@@ -1216,13 +1216,15 @@ def _frame_of(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _size_tensor_lists(graph_def, nodes) -> None:
+def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
     """Give loop accumulators (TensorLists) the bytes they hold after the loop.
 
     A while loop runs its body T times; every TensorListPushBack/SetItem keeps
     one element per iteration, which is what the backward pass of an RNN
     reads.  The replay runs each body once, so those ops' outputs are sized
-    T x element.  T is read from the loop condition's constant bound.
+    T x element.  T is read from the loop condition's constant bound.  With
+    ``runahead`` (inference), body ops that do not wait for the loop's state
+    are charged for the iterations that run ahead (``_runahead_ops``).
     """
     import tensorflow as tf
 
@@ -1260,6 +1262,10 @@ def _size_tensor_lists(graph_def, nodes) -> None:
     list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
     pushed: set[tuple[str, int]] = set()
     _sequence_loop_exits(nodes)
+    # Seen in TF's log for inference (32 input projections alive in an LSTM
+    # loop); in training steps it made the zoo's RNN rows worse, so it is
+    # applied to inference only until training loops are understood.
+    runahead_ops = _runahead_ops(nodes) if runahead else []
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
             node.inputs = [
@@ -1303,6 +1309,12 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         if spec is None or not node.outputs:
             continue
         trip = trips.get(_frame_of(node.name) or "", default_trip)
+        if node.op == "TensorListSetItem":
+            # Keras writes every step's output to slot 0 when only the last
+            # one is returned: the list then holds one element, not T.
+            slot = _const_slot(nodes, consts, node.inputs[1][0])
+            if slot is not None:
+                trip = slot + 1
         a, b, dtype = spec
         # The replay runs the body once and has no back edge, so the bytes the
         # list holds at the loop's end are charged where it is created; the
@@ -1314,6 +1326,18 @@ def _size_tensor_lists(graph_def, nodes) -> None:
         list_trip[id(target.outputs[0])] = trip
         if origin is not None:
             node.outputs[0] = (0.0, 0.0, dtype)
+    # Ops of a loop body that do not wait for the loop's state (an RNN's input
+    # projection x_t @ W) run ahead of it by up to parallel_iterations
+    # iterations, each holding its output until the state catches up.  A
+    # pushed output is counted by its accumulator already.
+    for name in runahead_ops:
+        node = nodes[name]
+        if any(out in pushed for out in ((name, i) for i in range(len(node.outputs)))):
+            continue
+        k = min(_PARALLEL_ITERATIONS, trips.get(_frame_of(name) or "", default_trip))
+        node.outputs = [
+            (o[0] * k, o[1] * k, o[2]) if o is not None else None for o in node.outputs
+        ]
     # Reads of the lists, now that their sizes are known.
     for node in nodes.values():
         if node.op == "TensorListPopBack" and len(node.outputs) > 1 and node.outputs[1] is None:
@@ -1335,6 +1359,19 @@ def _size_tensor_lists(graph_def, nodes) -> None:
 #: at ``n``; the durations only rank concurrent ops, which batch-proportional
 #: costs rank the same way at any batch.
 _ORDER_BATCH = 32
+
+
+def _const_slot(nodes, consts: dict[str, int], name: str, depth: int = 0) -> int | None:
+    """The constant a list index comes from, through Enters and Identities only.
+
+    A loop counter reaches its Merge's initial value too, so Merges stop the walk.
+    """
+    if name in consts:
+        return consts[name]
+    node = nodes.get(name)
+    if node is None or depth > 8 or not node.inputs or node.op not in ("Enter", "Identity"):
+        return None
+    return _const_slot(nodes, consts, node.inputs[0][0], depth + 1)
 
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
@@ -1428,6 +1465,72 @@ def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]
                 dead_tensors.add((name, 0 if taken[switches[name]] else 1))
         orders.append([name for name in order if name not in dead])
     return orders
+
+
+#: Keras runs its RNN loops with ``tf.while_loop(parallel_iterations=32)``.
+_PARALLEL_ITERATIONS = 32
+
+#: Ops that allocate nothing of their own, so running ahead costs nothing.
+_NO_ALLOC = ("Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration", "Const", "Shape")
+
+
+def _runahead_ops(nodes) -> list[str]:
+    """Loop-body ops that do not depend on the loop's state and feed ops that do.
+
+    A loop variable is state unless its next value is itself (passed through)
+    or itself plus a constant (a counter).  TF's executor starts an iteration
+    as soon as its counter is ready, so these ops run ahead of the state.
+    """
+
+    def root(name: str, depth: int = 0) -> str:
+        node = nodes.get(name)
+        if node is None or depth > 8 or node.op not in ("Identity", "Switch") or not node.inputs:
+            return name
+        return root(node.inputs[0][0], depth + 1)
+
+    state: set[str] = set()
+    for node in nodes.values():
+        if node.op != "Merge":
+            continue
+        for src, _ in node.inputs:
+            nxt = nodes.get(src)
+            if nxt is None or nxt.op != "NextIteration" or not nxt.inputs:
+                continue
+            value = nodes.get(root(nxt.inputs[0][0]))
+            if value is None or value.name == node.name:
+                continue  # passed through unchanged
+            if value.op in ("Add", "AddV2") and any(
+                root(s) == node.name for s, _ in value.inputs
+            ):
+                continue  # a counter
+            state.add(node.name)
+    if not state:
+        return []
+    depends: set[str] = set(state)
+    changed = True
+    order = list(nodes)
+    while changed:  # fixpoint over the graph, back edges included
+        changed = False
+        for name in order:
+            if name in depends:
+                continue
+            node = nodes[name]
+            if node.op == "Exit":
+                continue
+            if any(src in depends for src, _ in node.inputs):
+                depends.add(name)
+                changed = True
+    consumers: dict[str, list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        for src, _ in node.inputs:
+            consumers[src].append(node.name)
+    out = []
+    for name, node in nodes.items():
+        if _frame_of(name) is None or name in depends or node.op in _NO_ALLOC:
+            continue
+        if any(c in depends for c in consumers.get(name, ())):
+            out.append(name)
+    return out
 
 
 def _sequence_loop_exits(nodes) -> None:
