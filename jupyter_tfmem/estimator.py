@@ -513,6 +513,8 @@ def _estimate_traced(
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
     nodes, unknown, order = _build_nodes(optimized, props1, props2, traced, opt_scope)
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes)
+    if threads:
+        _size_eigen_conv_buffers(nodes, props2, threads)
     _copy_on_read(nodes, traced)
     if unknown:
         notes.append(
@@ -1335,9 +1337,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
         if any(out in pushed for out in ((name, i) for i in range(len(node.outputs)))):
             continue
         k = min(_PARALLEL_ITERATIONS, trips.get(_frame_of(name) or "", default_trip))
-        node.outputs = [
-            (o[0] * k, o[1] * k, o[2]) if o is not None else None for o in node.outputs
-        ]
+        node.outputs = [(o[0] * k, o[1] * k, o[2]) if o is not None else None for o in node.outputs]
     # Reads of the lists, now that their sizes are known.
     for node in nodes.values():
         if node.op == "TensorListPopBack" and len(node.outputs) > 1 and node.outputs[1] is None:
@@ -1372,6 +1372,69 @@ def _const_slot(nodes, consts: dict[str, int], name: str, depth: int = 0) -> int
     if node is None or depth > 8 or not node.inputs or node.op not in ("Enter", "Identity"):
         return None
     return _const_slot(nodes, consts, node.inputs[0][0], depth + 1)
+
+
+#: TF's Eigen convolution gradients size their im2col buffer for a 30 MiB L3 cache.
+_EIGEN_L3 = 30 << 20
+_EIGEN_L2 = 256 << 10
+
+
+def _eigen_conv_dtypes() -> set[str]:
+    """Dtypes whose CPU convolution gradients run TF's own (Eigen) kernels.
+
+    With oneDNN on (TF's default on x86 Linux) float32 and bfloat16 go to
+    oneDNN; float16 and float64 do not.  With ``TF_ENABLE_ONEDNN_OPTS=0``
+    every dtype does.
+    """
+    import os
+
+    if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1").strip().lower() in ("0", "false"):
+        return {"float16", "bfloat16", "float32", "float64"}
+    return {"float16", "float64"}
+
+
+def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
+    """Give CPU convolution gradients the column buffer their Eigen kernels allocate.
+
+    ``Conv2DCustomBackpropInputOp`` and ``...FilterOp`` unfold ``shard``
+    images at a time, with ``shard`` sized to fill a 30 MiB L3 cache (not
+    capped by the batch): a temporary of ``shard x output pixels x kernel
+    size`` elements while the op runs.  TF's log shows 20.4 MiB of it per op
+    for a float16 CNN, two at once on two threads.
+    """
+    dtypes = _eigen_conv_dtypes()
+    for node in nodes.values():
+        if node.op not in ("Conv2DBackpropInput", "Conv2DBackpropFilter") or not node.outputs:
+            continue
+        spec = node.outputs[0]
+        if spec is None or len(node.inputs) < 3:
+            continue
+        import tensorflow as tf
+
+        dtype = tf.as_dtype(spec[2])
+        if dtype.name not in dtypes:
+            continue
+        dy = props.get(node.inputs[2][0])
+        dy = dy[node.inputs[2][1]][0] if dy and node.inputs[2][1] < len(dy) else None
+        if node.op == "Conv2DBackpropInput":
+            f = props.get(node.inputs[1][0])
+            filt = f[node.inputs[1][1]][0] if f and node.inputs[1][1] < len(f) else None
+        else:
+            out = props.get(node.name)
+            filt = out[0][0] if out else None
+        if dy is None or filt is None or len(dy) != 4 or len(filt) != 4:
+            continue
+        out_pixels = dy[1] * dy[2]
+        kernel = filt[0] * filt[1] * filt[2]
+        out_depth = filt[3]
+        work = out_pixels * out_depth + kernel * out_depth + out_pixels * kernel
+        size = dtype.size
+        if work <= 0 or work // threads >= _EIGEN_L2 // size:
+            continue  # one parallel contraction, no batch of unfolded images
+        shard = -(-(_EIGEN_L3 // size) // work)
+        extra = float(shard * out_pixels * kernel * size)
+        a, b = node.scratch or (0.0, 0.0)
+        node.scratch = (a + extra, b)
 
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
@@ -1499,9 +1562,7 @@ def _runahead_ops(nodes) -> list[str]:
             value = nodes.get(root(nxt.inputs[0][0]))
             if value is None or value.name == node.name:
                 continue  # passed through unchanged
-            if value.op in ("Add", "AddV2") and any(
-                root(s) == node.name for s, _ in value.inputs
-            ):
+            if value.op in ("Add", "AddV2") and any(root(s) == node.name for s, _ in value.inputs):
                 continue  # a counter
             state.add(node.name)
     if not state:

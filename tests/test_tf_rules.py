@@ -1,4 +1,4 @@
-"""Loop analysis on hand-built while-loop graphs (no TensorFlow)."""
+"""Estimator rules for TF behaviours (loops, CPU convolution buffers) on hand-built graphs."""
 
 from __future__ import annotations
 
@@ -57,3 +57,28 @@ def test_a_list_index_is_constant_only_through_enters_not_merges():
     assert _const_slot(nodes, consts, f"{W}/enter/_7") == 7
     # The counter starts from the constant 0, but it changes every iteration.
     assert _const_slot(nodes, consts, f"{W}/switch/_0") is None
+
+
+def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
+    from jupyter_tfmem.estimator import _size_eigen_conv_buffers
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+
+    def conv_grad(dtype):
+        node = Node("g", "Conv2DBackpropInput", [("s", 0), ("w", 0), ("dy", 0)], [], [])
+        node.outputs = [(0.0, 1.0, dtype)]
+        return {"g": node}
+
+    # dy (64, 16, 16, 64) and a 3x3x32x64 kernel, as TF's log shows: a
+    # float16 gradient unfolds 145 images into 145 x 256 x 288 halves.
+    props = {"dy": [((64, 16, 16, 64), None)], "w": [((3, 3, 32, 64), None)]}
+    half = conv_grad("float16")
+    _size_eigen_conv_buffers(half, props, threads=2)
+    assert half["g"].scratch == (145 * 256 * 288 * 2, 0.0)
+    # float32 goes to oneDNN (TF's default on x86), which has no such buffer.
+    single = conv_grad("float32")
+    _size_eigen_conv_buffers(single, props, threads=2)
+    assert single["g"].scratch is None
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    _size_eigen_conv_buffers(single, props, threads=2)
+    assert single["g"].scratch is not None
