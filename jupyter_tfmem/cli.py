@@ -230,6 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--device",
+        choices=("GPU", "CPU"),
+        type=str.upper,
+        help="the device whose executor order to follow (default: the one TF would use "
+        "here, a GPU if it sees one); GPU runs every kernel inline, CPU on inter-op threads",
+    )
+    parser.add_argument(
         "--gpu",
         metavar="NAME_OR_GB",
         help="a card (T4, A100-80, RTX 4090, ...) or a size (24GB): does it fit, and the "
@@ -466,6 +473,8 @@ def _estimate(source: _Source, args: argparse.Namespace, training: bool) -> Any:
         kwargs["input_shapes"] = list(args.input_shapes)
     if args.replicas > 1:
         kwargs["replicas"] = args.replicas
+    if args.device is not None:
+        kwargs["device"] = args.device
     try:
         fp = jupyter_tfmem.estimate(source.model, args.batch, **kwargs)
         if args.overhead_mib is not None:

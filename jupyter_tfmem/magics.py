@@ -83,8 +83,9 @@ def _choice(value: str, choices: tuple[str, ...], what: str) -> str:
     raise UsageError(f"unknown {what} {value!r}.{did_you_mean} Choose one of: {listing}.")
 
 
-def _replica_kwargs(settings: dict[str, Any]) -> dict[str, int]:
-    return {"replicas": settings["replicas"]} if "replicas" in settings else {}
+def _extra_kwargs(settings: dict[str, Any]) -> dict[str, Any]:
+    """Keywords passed to estimate() only when the user gave them."""
+    return {key: settings[key] for key in ("replicas", "device") if key in settings}
 
 
 @magics_class
@@ -143,6 +144,11 @@ class TfmemMagics(Magics):
         "global batch and every figure is one device's (default 1).",
     )
     @argument(
+        "--device",
+        help="GPU or CPU: the device whose executor order to follow (default: the one TF "
+        "would use here, a GPU if it sees one).",
+    )
+    @argument(
         "--markdown",
         action="store_true",
         help="Print the per-layer table as Markdown (to copy) instead of showing the panel.",
@@ -188,6 +194,9 @@ class TfmemMagics(Magics):
         }
         if args.replicas > 1:  # only then, so single-device calls stay as they were
             settings["replicas"] = args.replicas
+        device = _unquote(args.device)
+        if device is not None:
+            settings["device"] = _choice(device, ("gpu", "cpu"), "device").upper()
         expr = " ".join(args.model).strip()
 
         if cell is None:
@@ -245,7 +254,7 @@ class TfmemMagics(Magics):
                 training=training,
                 optimizer=optimizer,
                 precision=precision,
-                **_replica_kwargs(settings),
+                **_extra_kwargs(settings),
             )
 
         display(FootprintPanel(fp, reestimate, gpu=gpu, title=label, measurement=measurement))
@@ -258,7 +267,7 @@ class TfmemMagics(Magics):
                 training=settings["training"],
                 optimizer=settings["optimizer"],
                 precision=settings["precision"],
-                **_replica_kwargs(settings),
+                **_extra_kwargs(settings),
             )
         except (ValueError, TypeError) as exc:
             raise UsageError(f"cannot estimate {label}: {exc}") from None

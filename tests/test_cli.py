@@ -118,6 +118,7 @@ def test_help_exits_zero_and_documents_every_flag(capsys):
         "--markdown",
         "--json",
         "--gpu",
+        "--device",
         "--measure",
         "--input-shape",
         "demo",
@@ -381,6 +382,17 @@ def test_flags_reach_estimate(tiny_files, fake, capsys):
         "precision": "mixed_float16",
         "input_shapes": [(16,)],
     }
+
+
+def test_device_reaches_estimate_and_is_checked(tiny_files, fake, capsys):
+    assert run([str(tiny_files["keras"]), "--device", "gpu"], capsys)[0] == 0
+    assert fake.calls[0][2]["device"] == "GPU"
+    assert run([str(tiny_files["keras"])], capsys)[0] == 0
+    assert "device" not in fake.calls[1][2]
+    code, _, err = run([str(tiny_files["keras"]), "--device", "tpu"], capsys)
+    assert code == 2
+    assert "--device" in err
+    assert len(fake.calls) == 2
 
 
 def test_repeated_input_shape_is_one_per_input(tiny_files, fake, capsys):

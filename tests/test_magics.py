@@ -359,6 +359,16 @@ def test_panel_selectors_reestimate_the_same_model(shell, estimates, panels):
     assert panel.footprint == estimates[3]["fp"].at(8)
 
 
+def test_device_reaches_estimate_and_a_bad_one_is_a_usage_error(shell, estimates):
+    shell.run_line_magic("tfmem", "model --batch 8 --device gpu --markdown")
+    shell.run_line_magic("tfmem", "model --batch 8 --markdown")
+    assert estimates[0]["device"] == "GPU"
+    assert "device" not in estimates[1]
+    with pytest.raises(UsageError, match=r"unknown device 'tpu'.*gpu, cpu"):
+        shell.run_line_magic("tfmem", "model --device tpu")
+    assert len(estimates) == 2
+
+
 def test_replicas_reach_estimate_and_bad_ones_are_usage_errors(shell, estimates, capsys):
     shell.run_line_magic("tfmem", "model --batch 32 --replicas 2 --markdown")
     (call,) = estimates
