@@ -1268,6 +1268,39 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
     # loop); in training steps it made the zoo's RNN rows worse, so it is
     # applied to inference only until training loops are understood.
     runahead_ops = _runahead_ops(nodes) if runahead else []
+
+    def element_root(name: str) -> Any:
+        src = nodes.get(name)
+        while src is not None and src.op in ("Identity", "Enter", "Switch") and src.inputs:
+            src = nodes.get(src.inputs[0][0])
+        return src
+
+    # Which tensors a list keeps one of per iteration (a slot-0 write keeps
+    # only the last), and what each loop variable's next value is: a carried
+    # value pushed at the next iteration is the tensor kept where it was
+    # produced, if it was kept there.
+    kept_per_iteration: set[str] = set()
+    carried_next: dict[str, str] = {}
+    for node in nodes.values():
+        if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
+            root = element_root(node.inputs[1][0])
+        elif (
+            node.op == "TensorListSetItem"
+            and len(node.inputs) >= 3
+            and _const_slot(nodes, consts, node.inputs[1][0]) is None
+        ):
+            root = element_root(node.inputs[2][0])
+        else:
+            root = None
+        if root is not None:
+            kept_per_iteration.add(root.name)
+        if node.op == "Merge":
+            for s_name, _ in node.inputs:
+                nxt = nodes.get(s_name)
+                if nxt is not None and nxt.op == "NextIteration" and nxt.inputs:
+                    value = element_root(nxt.inputs[0][0])
+                    if value is not None:
+                        carried_next[node.name] = value.name
     for node in nodes.values():
         if node.op == "Merge":  # drop the loop's back edge
             node.inputs = [
@@ -1296,11 +1329,12 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
         while src is not None and src.op in ("Identity", "Enter", "Switch") and src.inputs:
             src = nodes.get(src.inputs[0][0])
         # A pushed tensor is a reference, not a copy: a variable's value, a
-        # loop-carried value (pushed where it was produced) or an element read
+        # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
         if (
             src is None
-            or src.op in ("ReadVariableOp", "Merge", "TensorListGetItem")
+            or src.op in ("ReadVariableOp", "TensorListGetItem")
+            or (src.op == "Merge" and carried_next.get(src.name) in kept_per_iteration)
             or (src.name, elem[1]) in pushed
         ):
             node.outputs[0] = (0.0, 0.0, None)
