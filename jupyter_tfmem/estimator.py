@@ -1380,12 +1380,15 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
                 trip = list_trip.get(id(spec), default_trip) or 1
                 node.outputs[1] = (spec[0] / trip, spec[1] / trip, spec[2])
         elif (
-            node.op == "TensorListStack"
+            node.op in ("TensorListStack", "ZerosLike")
             and node.inputs
             and node.outputs
-            and node.outputs[0] is None
+            and (node.outputs[0] is None or node.outputs[0][0] + node.outputs[0][1] == 0)
         ):
-            node.outputs[0] = _list_size(nodes, node.inputs[0])
+            # ZerosLike of a list (a gradient's accumulator) fills every element.
+            size = _list_size(nodes, node.inputs[0])
+            if size is not None:
+                node.outputs[0] = size
 
 
 #: The batch size whose op durations fix the CPU executor's order.  One

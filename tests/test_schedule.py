@@ -93,3 +93,17 @@ def test_the_merge_takes_over_the_branch_that_ran():
         peaks.append(max(live.values()))
     # Only the branch with the 500-byte temporary reaches it.
     assert peaks[0] < 500.0 <= peaks[1]
+
+
+def test_softmax_writes_into_its_logits_when_nobody_else_reads_them():
+    f32 = "float32"
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        "logits": Node("logits", "MatMul", [("x", 0)], [], [(800.0, 0.0, f32)]),
+        "probs": Node("probs", "Softmax", [("logits", 0)], [], [(800.0, 0.0, f32)]),
+        "out": Node("out", "Sum", [("probs", 0)], [], [(4.0, 0.0, f32)]),
+    }
+    order = topo_fifo_order(nodes)
+    timeline, _ = replay(nodes, order, 1, preset={}, keep=[("out", 0)])
+    live = dict(zip(order, (a for a, _ in timeline), strict=True))
+    assert live["probs"] == live["logits"]  # no second 800-byte buffer

@@ -124,6 +124,9 @@ FORWARDING_OPS = frozenset(
         "ReciprocalGrad",
         "SoftplusGrad",
         "SoftsignGrad",
+        # softmax (SoftmaxOp forwards its logits' buffer; TF's log shows no new allocation)
+        "Softmax",
+        "LogSoftmax",
         # fused
         "_FusedBatchNormEx",
         "FusedBatchNormGradV3",
