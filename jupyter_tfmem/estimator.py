@@ -1301,7 +1301,10 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
                     value = element_root(nxt.inputs[0][0])
                     if value is not None:
                         carried_next[node.name] = value.name
-    for node in nodes.values():
+    # A tensor both pushed for the backward pass and written to an output
+    # list lives as long as the accumulator keeps it (the output list's
+    # references go at its TensorListStack): charge the pushes first.
+    for node in sorted(nodes.values(), key=lambda n: n.op != "TensorListPushBack"):
         if node.op == "Merge":  # drop the loop's back edge
             node.inputs = [
                 (s, i)
