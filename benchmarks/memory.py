@@ -79,12 +79,17 @@ def main() -> int:
     import jupyter_tfmem as tfmem
 
     libc = ctypes.CDLL("libc.so.6")
-    inp = keras.Input((args.width,))
-    x = inp
-    for _ in range(args.layers):
-        x = keras.layers.Dense(args.width)(x)
-    model = keras.Model(inp, x, name="wide")
-    model.compile(optimizer="adam", loss="mse")
+
+    def wide_mlp(layers: int, name: str):
+        inp = keras.Input((args.width,))
+        x = inp
+        for _ in range(layers):
+            x = keras.layers.Dense(args.width)(x)
+        built = keras.Model(inp, x, name=name)
+        built.compile(optimizer="adam", loss="mse")
+        return built
+
+    model = wide_mlp(args.layers, "wide")
     weights = sum(v.numpy().nbytes for v in model.weights)
     tfmem.estimate(keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]), 2)  # warm up TF
 
@@ -122,12 +127,7 @@ def main() -> int:
         gc.collect()
         libc.malloc_trim(0)
         rss_start = rss()
-        inp = keras.Input((args.width,))
-        x = inp
-        for _ in range(args.large_layers):
-            x = keras.layers.Dense(args.width)(x)
-        big = keras.Model(inp, x, name="large")
-        big.compile(optimizer="adam", loss="mse")
+        big = wide_mlp(args.large_layers, "large")
         big_weights = sum(int(v.numpy().size) * 4 for v in big.weights)
         params = big.count_params()
         built = rss() - rss_start
