@@ -87,3 +87,10 @@ def test_estimate_follows_the_device_it_is_asked_for():
     assert "GPU" in gpu.executor
     with pytest.raises(ValueError, match="device must be"):
         estimate(model, 8, device="TPU")
+
+
+def test_a_filter_gradient_outlasts_the_input_gradient_of_the_same_convolution():
+    x, k, dy = (8, 16, 16, 32), (3, 3, 32, 64), (8, 14, 14, 64)
+    grad_input = op_duration("Conv2DBackpropInput", [x], [(4,), k, dy], 1e5, 1e5)
+    grad_filter = op_duration("Conv2DBackpropFilter", [k], [x, (4,), dy], 1e5, 1e5)
+    assert grad_filter > grad_input

@@ -76,6 +76,13 @@ DEFAULT_THREADS = 2
 _FLOP_RATE = 40.0  # FLOPs per ns of one busy thread (order of magnitude)
 _BYTE_RATE = 8.0  # bytes per ns for memory-bound kernels
 _OVERHEAD = 3000.0  # ns an expensive kernel costs however small
+#: Filter gradients take 0.96 to 1.25 times as long as the input gradient of
+#: the same convolution, timed alone on this machine's oneDNN kernels over
+#: five shapes (geometric mean 1.08 and 1.05 in two runs:
+#: ``python benchmarks/kernel_costs.py``).  Only the order of two concurrent
+#: ops depends on it, and with it a weight gradient ends after the input
+#: gradient it started with, as TF's log shows for the Conv1D zoo case.
+_FILTER_GRAD_SLOWDOWN = 1.08
 
 Shape = tuple[int, ...]
 
@@ -137,6 +144,8 @@ def op_duration(
     if op in CHEAP_OPS:
         return 0.0
     flops = op_flops(op, out_shapes, in_shapes)
+    if "BackpropFilter" in op:  # a reduction over the batch: slower per FLOP
+        flops *= _FILTER_GRAD_SLOWDOWN
     return _OVERHEAD + flops / _FLOP_RATE + (out_bytes + in_bytes) / _BYTE_RATE
 
 

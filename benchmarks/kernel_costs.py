@@ -1,0 +1,76 @@
+"""Convolution gradient kernels timed alone: the filter gradient against the input gradient.
+
+The CPU executor model (``jupyter_tfmem/engine/executor.py``) ranks concurrent
+ops by rough durations from their FLOPs.  A convolution's filter and input
+gradients have the same FLOPs, but the filter gradient reduces over the batch
+and runs a little slower; which of the two ends first decides whether their
+shared input is still alive when the next layer's gradient allocates.  This
+prints the ratio for a few shapes; the engine's ``_FILTER_GRAD_SLOWDOWN`` is
+their geometric mean on this machine.
+
+    python benchmarks/kernel_costs.py
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+#: (batch, height, width, in channels, out channels, kernel height, kernel width)
+SHAPES = [
+    (64, 1, 98, 64, 128, 1, 5),
+    (64, 1, 200, 16, 64, 1, 5),
+    (32, 32, 32, 64, 64, 3, 3),
+    (32, 16, 16, 128, 128, 3, 3),
+    (16, 8, 8, 256, 256, 3, 3),
+]
+
+
+def timed(fn, repeats: int = 30) -> float:
+    """Median wall time of ``fn`` in ms, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        out.numpy()  # wait for the result
+        times.append(time.perf_counter() - start)
+    times.sort()
+    return times[len(times) // 2] * 1e3
+
+
+def main() -> int:
+    import tensorflow as tf
+
+    strides = [1, 1, 1, 1]
+    ratios = []
+    for n, h, w, cin, cout, kh, kw in SHAPES:
+        x = tf.random.normal((n, h, w, cin))
+        k = tf.random.normal((kh, kw, cin, cout))
+        dy = tf.random.normal(tf.nn.conv2d(x, k, 1, "VALID").shape)
+        grad_input = timed(
+            lambda x=x, k=k, dy=dy: tf.raw_ops.Conv2DBackpropInput(
+                input_sizes=x.shape, filter=k, out_backprop=dy, strides=strides, padding="VALID"
+            )
+        )
+        grad_filter = timed(
+            lambda x=x, k=k, dy=dy: tf.raw_ops.Conv2DBackpropFilter(
+                input=x, filter_sizes=k.shape, out_backprop=dy, strides=strides, padding="VALID"
+            )
+        )
+        ratios.append(grad_filter / grad_input)
+        print(
+            f"x {(n, h, w, cin)} kernel {(kh, kw, cin, cout)}: input gradient "
+            f"{grad_input:.2f} ms, filter gradient {grad_filter:.2f} ms, "
+            f"ratio {ratios[-1]:.2f}"
+        )
+    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"geometric mean ratio: {mean:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
