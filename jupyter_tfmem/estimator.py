@@ -1105,13 +1105,30 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
     return nodes, unknown, order
 
 
-def _resource_root(nodes, name: str, depth: int = 0) -> str:
-    node = nodes.get(name)
-    if node is None or depth > 32 or not node.inputs:
-        return name
-    if node.op in ("Identity", "Enter", "Switch", "Merge"):
-        return _resource_root(nodes, node.inputs[0][0], depth + 1)
+def _walk_back(nodes, name: str, through: tuple[str, ...], limit: int = 32) -> str:
+    """Where a value comes from: follow first inputs back through ``through`` ops."""
+    for _ in range(limit + 1):
+        node = nodes.get(name)
+        if node is None or not node.inputs or node.op not in through:
+            return name
+        name = node.inputs[0][0]
     return name
+
+
+def _spec(nodes, tensor: tuple[str, int]) -> Any:
+    """The ``(a, b, dtype)`` size of output ``tensor`` (``None`` if unknown)."""
+    node = nodes.get(tensor[0])
+    return node.outputs[tensor[1]] if node and tensor[1] < len(node.outputs) else None
+
+
+def _shape(props, tensor: tuple[str, int]) -> Any:
+    """The static shape of ``tensor`` in ``props`` (``None`` if unknown)."""
+    entries = props.get(tensor[0])
+    return entries[tensor[1]][0] if entries and tensor[1] < len(entries) else None
+
+
+def _resource_root(nodes, name: str) -> str:
+    return _walk_back(nodes, name, ("Identity", "Enter", "Switch", "Merge"))
 
 
 def _is_sparse_variable_op(op: str) -> bool:
@@ -1243,15 +1260,8 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
             if value.shape == ():
                 consts[nd.name] = int(value)
 
-    def resolve(name: str, depth: int = 0) -> int | None:
-        if name in consts:
-            return consts[name]
-        node = nodes.get(name)
-        if node is None or depth > 8 or not node.inputs:
-            return None
-        if node.op in ("Enter", "Identity", "Merge", "Switch"):
-            return resolve(node.inputs[0][0], depth + 1)
-        return None
+    def resolve(name: str) -> int | None:
+        return consts.get(_walk_back(nodes, name, ("Enter", "Identity", "Merge", "Switch"), 8))
 
     trips: dict[str, int] = {}
     for node in nodes.values():
@@ -1270,10 +1280,18 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
     runahead_ops = _runahead_ops(nodes) if runahead else []
 
     def element_root(name: str) -> Any:
-        src = nodes.get(name)
-        while src is not None and src.op in ("Identity", "Enter", "Switch") and src.inputs:
-            src = nodes.get(src.inputs[0][0])
-        return src
+        return nodes.get(_walk_back(nodes, name, ("Identity", "Enter", "Switch"), len(nodes)))
+
+    # The element each list write stores, and the constant slot of a
+    # TensorListSetItem that always writes the same one.
+    written: dict[str, tuple[str, int]] = {}
+    slots: dict[str, int | None] = {}
+    for node in nodes.values():
+        if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
+            written[node.name] = node.inputs[1]
+        elif node.op == "TensorListSetItem" and len(node.inputs) >= 3:
+            written[node.name] = node.inputs[2]
+            slots[node.name] = _const_slot(nodes, consts, node.inputs[1][0])
 
     # Which tensors a list keeps one of per iteration (a slot-0 write keeps
     # only the last), and what each loop variable's next value is: a carried
@@ -1281,19 +1299,12 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
     # produced, if it was kept there.
     kept_per_iteration: set[str] = set()
     carried_next: dict[str, str] = {}
+    for name, elem in written.items():
+        if slots.get(name) is None:  # one element per iteration
+            root = element_root(elem[0])
+            if root is not None:
+                kept_per_iteration.add(root.name)
     for node in nodes.values():
-        if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
-            root = element_root(node.inputs[1][0])
-        elif (
-            node.op == "TensorListSetItem"
-            and len(node.inputs) >= 3
-            and _const_slot(nodes, consts, node.inputs[1][0]) is None
-        ):
-            root = element_root(node.inputs[2][0])
-        else:
-            root = None
-        if root is not None:
-            kept_per_iteration.add(root.name)
         if node.op == "Merge":
             for s_name, _ in node.inputs:
                 nxt = nodes.get(s_name)
@@ -1311,26 +1322,15 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
                 for s, i in node.inputs
                 if nodes.get(s) is None or nodes[s].op != "NextIteration"
             ]
-        elem = None
-        if node.op == "TensorListPushBack" and len(node.inputs) >= 2:
-            elem = node.inputs[1]
-        elif node.op == "TensorListSetItem" and len(node.inputs) >= 3:
-            elem = node.inputs[2]
-        elif node.op == "TensorListFromTensor" and node.inputs:
-            src = nodes.get(node.inputs[0][0])
-            spec = (
-                src.outputs[node.inputs[0][1]]
-                if src and node.inputs[0][1] < len(src.outputs)
-                else None
-            )
+        elem = written.get(node.name)
+        if node.op == "TensorListFromTensor" and node.inputs:
+            spec = _spec(nodes, node.inputs[0])
             if spec is not None and node.outputs:
                 node.outputs[0] = spec  # a copy of its input, one element per row
             continue
         if elem is None:
             continue
-        src = nodes.get(elem[0])
-        while src is not None and src.op in ("Identity", "Enter", "Switch") and src.inputs:
-            src = nodes.get(src.inputs[0][0])
+        src = element_root(elem[0])
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
@@ -1343,17 +1343,15 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
             node.outputs[0] = (0.0, 0.0, None)
             continue
         pushed.add((src.name, elem[1]))
-        src = nodes.get(elem[0])
-        spec = src.outputs[elem[1]] if src and elem[1] < len(src.outputs) else None
+        spec = _spec(nodes, elem)
         if spec is None or not node.outputs:
             continue
         trip = trips.get(_frame_of(node.name) or "", default_trip)
-        if node.op == "TensorListSetItem":
+        slot = slots.get(node.name)
+        if slot is not None:
             # Keras writes every step's output to slot 0 when only the last
             # one is returned: the list then holds one element, not T.
-            slot = _const_slot(nodes, consts, node.inputs[1][0])
-            if slot is not None:
-                trip = slot + 1
+            trip = slot + 1
         a, b, dtype = spec
         # The replay runs the body once and has no back edge, so the bytes the
         # list holds at the loop's end are charged where it is created; the
@@ -1401,17 +1399,12 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
 _ORDER_BATCH = 32
 
 
-def _const_slot(nodes, consts: dict[str, int], name: str, depth: int = 0) -> int | None:
+def _const_slot(nodes, consts: dict[str, int], name: str) -> int | None:
     """The constant a list index comes from, through Enters and Identities only.
 
     A loop counter reaches its Merge's initial value too, so Merges stop the walk.
     """
-    if name in consts:
-        return consts[name]
-    node = nodes.get(name)
-    if node is None or depth > 8 or not node.inputs or node.op not in ("Enter", "Identity"):
-        return None
-    return _const_slot(nodes, consts, node.inputs[0][0], depth + 1)
+    return consts.get(_walk_back(nodes, name, ("Enter", "Identity"), 8))
 
 
 #: TF's Eigen convolution gradients size their im2col buffer for a 30 MiB L3 cache.
@@ -1442,6 +1435,8 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
     size`` elements while the op runs.  TF's log shows 20.4 MiB of it per op
     for a float16 CNN, two at once on two threads.
     """
+    import tensorflow as tf
+
     dtypes = _eigen_conv_dtypes()
     for node in nodes.values():
         if node.op not in ("Conv2DBackpropInput", "Conv2DBackpropFilter") or not node.outputs:
@@ -1449,19 +1444,12 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
         spec = node.outputs[0]
         if spec is None or len(node.inputs) < 3:
             continue
-        import tensorflow as tf
-
         dtype = tf.as_dtype(spec[2])
         if dtype.name not in dtypes:
             continue
-        dy = props.get(node.inputs[2][0])
-        dy = dy[node.inputs[2][1]][0] if dy and node.inputs[2][1] < len(dy) else None
-        if node.op == "Conv2DBackpropInput":
-            f = props.get(node.inputs[1][0])
-            filt = f[node.inputs[1][1]][0] if f and node.inputs[1][1] < len(f) else None
-        else:
-            out = props.get(node.name)
-            filt = out[0][0] if out else None
+        dy = _shape(props, node.inputs[2])
+        # the kernel's shape: an input of the input gradient, the output of the filter's
+        filt = _shape(props, node.inputs[1] if node.op == "Conv2DBackpropInput" else (node.name, 0))
         if dy is None or filt is None or len(dy) != 4 or len(filt) != 4:
             continue
         out_pixels = dy[1] * dy[2]
@@ -1481,31 +1469,19 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
     from .engine.executor import op_duration
 
-    def at(props, name):
-        ins = []
-        node = nodes[name]
-        for src, idx in node.inputs:
-            p = props.get(src)
-            ins.append(p[idx][0] if p and idx < len(p) else None)
-        outs = [entry[0] for entry in props.get(name, [])]
-        return ins, outs
+    def nbytes(specs, m: int) -> float:
+        return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
 
     out = {}
     for name, node in nodes.items():
         costs = []
+        in_specs = [_spec(nodes, src) for src in node.inputs]
         for props, m in ((props1, _B1), (props2, _B2)):
-            ins, outs = at(props, name)
-            out_b = sum(o[0] + o[1] * m for o in node.outputs if o is not None)
-            in_b = 0.0
-            for src, idx in node.inputs:
-                spec = (
-                    nodes[src].outputs[idx]
-                    if src in nodes and idx < len(nodes[src].outputs)
-                    else None
-                )
-                if spec is not None:
-                    in_b += spec[0] + spec[1] * m
-            costs.append(op_duration(node.op, outs, ins, out_b, in_b))
+            ins = [_shape(props, src) for src in node.inputs]
+            outs = [entry[0] for entry in props.get(name, [])]
+            costs.append(
+                op_duration(node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m))
+            )
         c1, c2 = costs
         out[name] = max(0.0, c1 + (c2 - c1) / (_B2 - _B1) * (n - _B1)) if c1 > 0 or c2 > 0 else 0.0
     return out
@@ -1585,11 +1561,8 @@ def _runahead_ops(nodes) -> list[str]:
     as soon as its counter is ready, so these ops run ahead of the state.
     """
 
-    def root(name: str, depth: int = 0) -> str:
-        node = nodes.get(name)
-        if node is None or depth > 8 or node.op not in ("Identity", "Switch") or not node.inputs:
-            return name
-        return root(node.inputs[0][0], depth + 1)
+    def root(name: str) -> str:
+        return _walk_back(nodes, name, ("Identity", "Switch"), 8)
 
     state: set[str] = set()
     for node in nodes.values():

@@ -97,6 +97,7 @@ def test_help_lists_every_flag(shell, capsys, estimates):
         "--precision",
         "--inference",
         "--gpu",
+        "--device",
         "--markdown",
         "--measure",
         "--help",

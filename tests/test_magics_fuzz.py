@@ -18,6 +18,7 @@ FLAGS = [
     "--precision",
     "--inference",
     "--gpu",
+    "--device",
     "--markdown",
     "--measure",
     "--help",

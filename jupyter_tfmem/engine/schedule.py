@@ -156,6 +156,12 @@ def replay(
     timeline: list[tuple[float, float]] = []
     snaps: dict[int, Snapshot] = {}
     running: dict[str, tuple[list[Buffer | None], list[Buffer], Buffer | None]] = {}
+
+    def mark(pos: int) -> None:
+        timeline.append((a_live, b_live))
+        if record is not None and pos in record:
+            snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+
     for pos, item in enumerate(order):
         if isinstance(item, str):
             name, start, end = item, True, True
@@ -164,9 +170,7 @@ def replay(
         node = nodes[name]
         if not start:  # the op ends: release what it held
             _finish(node, *running.pop(name), remaining, drop)
-            timeline.append((a_live, b_live))
-            if record is not None and pos in record:
-                snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+            mark(pos)
             continue
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
         new_bufs: list[Buffer] = []
@@ -201,9 +205,7 @@ def replay(
         if node.scratch is not None and (node.scratch[0] > 0 or node.scratch[1] > 0):
             scratch = Buffer(*node.scratch, None, "temporaries", node.layer)
             add(scratch)
-        timeline.append((a_live, b_live))
-        if record is not None and pos in record:
-            snaps[pos] = Snapshot(a_live, b_live, list(live.values()))
+        mark(pos)
         if end:
             _finish(node, in_bufs, new_bufs, scratch, remaining, drop)
         else:
