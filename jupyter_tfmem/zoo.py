@@ -133,15 +133,20 @@ def mlp() -> Any:
     return keras.Model(inp, out, name="mlp")
 
 
-def lstm_text() -> Any:
-    """Embedding(20000, 64) + LSTM(128) sentiment classifier over 100 tokens."""
+def _embedding_lstm(tokens: int, vocab: int, dim: int, name: str) -> Any:
+    """Embedding(vocab, dim) + LSTM(128) + a sigmoid output over ``tokens`` tokens."""
     keras = _keras()
     layers = keras.layers
-    inp = keras.Input((100,), dtype="int32", name="tokens")
-    x = layers.Embedding(20000, 64)(inp)
+    inp = keras.Input((tokens,), dtype="int32", name="tokens")
+    x = layers.Embedding(vocab, dim)(inp)
     x = layers.LSTM(128)(x)
     out = layers.Dense(1, activation="sigmoid")(x)
-    return keras.Model(inp, out, name="lstm_text")
+    return keras.Model(inp, out, name=name)
+
+
+def lstm_text() -> Any:
+    """Embedding(20000, 64) + LSTM(128) sentiment classifier over 100 tokens."""
+    return _embedding_lstm(100, 20000, 64, "lstm_text")
 
 
 def gru_tagger() -> Any:
@@ -246,8 +251,8 @@ def _jit(model: Any) -> Any:
     return model
 
 
-def jit_cnn() -> Any:
-    """A small CNN with BatchNormalization, compiled with ``jit_compile=True``."""
+def _bn_cnn(name: str) -> Any:
+    """Three Conv2D-BatchNorm-ReLU-MaxPool blocks on 32x32 RGB, 10 classes."""
     keras = _keras()
     layers = keras.layers
     inp = keras.Input((32, 32, 3), name="image")
@@ -259,7 +264,12 @@ def jit_cnn() -> Any:
         x = layers.MaxPooling2D()(x)
     x = layers.GlobalAveragePooling2D()(x)
     out = layers.Dense(10, activation="softmax")(layers.Dense(256, activation="relu")(x))
-    return _jit(keras.Model(inp, out, name="jit_cnn"))
+    return keras.Model(inp, out, name=name)
+
+
+def jit_cnn() -> Any:
+    """A small CNN with BatchNormalization, compiled with ``jit_compile=True``."""
+    return _jit(_bn_cnn("jit_cnn"))
 
 
 def jit_transformer() -> Any:
@@ -287,29 +297,12 @@ def two_input_two_output() -> Any:
 
 def cnn_small() -> Any:
     """Three Conv2D-BatchNorm-ReLU-MaxPool blocks on 32x32 RGB (``jit_cnn`` without XLA)."""
-    keras = _keras()
-    layers = keras.layers
-    inp = keras.Input((32, 32, 3), name="image")
-    x = inp
-    for filters in (32, 64, 128):
-        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
-        x = layers.BatchNormalization()(x)
-        x = layers.Activation("relu")(x)
-        x = layers.MaxPooling2D()(x)
-    x = layers.GlobalAveragePooling2D()(x)
-    out = layers.Dense(10, activation="softmax")(layers.Dense(256, activation="relu")(x))
-    return keras.Model(inp, out, name="cnn_small")
+    return _bn_cnn("cnn_small")
 
 
 def lstm_long() -> Any:
     """Embedding(5000, 32) + LSTM(128) classifier over 500 tokens: a long recurrent loop."""
-    keras = _keras()
-    layers = keras.layers
-    inp = keras.Input((500,), dtype="int32", name="tokens")
-    x = layers.Embedding(5000, 32)(inp)
-    x = layers.LSTM(128)(x)
-    out = layers.Dense(1, activation="sigmoid")(x)
-    return keras.Model(inp, out, name="lstm_long")
+    return _embedding_lstm(500, 5000, 32, "lstm_long")
 
 
 def gru_long() -> Any:
