@@ -12,6 +12,7 @@ Keras is imported inside the builders only, so listing the cases costs nothing.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -1011,6 +1012,92 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         (((200, 16), "float32"),),
         "Conv1D signal regressor with Dropout, batch 256, AdamW",
     ),
+)
+
+
+def _variant(base: str, batch: int, *, infer: bool = False, name: str | None = None) -> ZooCase:
+    """Case ``base`` at another batch size, or its model in inference.
+
+    Issue 5 asks for every precision, family and optimizer at two or more
+    batch sizes, training and inference; deriving the extra rows keeps the
+    model, inputs and precision exactly those of the measured base case.
+    """
+    case = next(c for c in _CASE_LIST if c.name == base)
+    stem = case.description.rsplit(", batch ", 1)[0]
+    if infer:
+        stem = stem.replace(" (loss scaling)", "")
+        return dataclasses.replace(
+            case,
+            name=name or f"{base.rsplit('_', 1)[0]}_infer_b{batch}",
+            batch_size=batch,
+            training=False,
+            optimizer=None,
+            loss=None,
+            description=f"{stem}, batch {batch}, inference",
+        )
+    return dataclasses.replace(
+        case,
+        name=name or f"{base}_b{batch}",
+        batch_size=batch,
+        description=re.sub(r"batch \d+", f"batch {batch}", case.description),
+    )
+
+
+# Issue 5's coverage matrix: each precision, XLA, family and optimizer above at
+# a second batch size, and in inference where the base rows only train.
+_CASE_LIST += (
+    # precision
+    _variant("transformer_mixed16_adam", 64, infer=True),
+    _variant("transformer_mixed16_adam", 256, infer=True),
+    _variant("transformer_mixedbf16_infer", 32),
+    _variant("cnn_small_mixedbf16_adam_b128", 32, name="cnn_small_mixedbf16_adam_b32"),
+    _variant("transformer_float16_adam", 64),
+    _variant("transformer_float16_adam", 128, infer=True),
+    _variant("cnn_small_float16_infer", 32),
+    _variant("transformer_bfloat16_infer", 32),
+    _variant("cnn_small_bfloat16_adam", 32),
+    _variant("transformer_float64_adam", 16),
+    _variant("transformer_float64_infer", 32),
+    # XLA
+    _variant("jit_cnn_infer", 32),
+    _variant("jit_transformer_adam", 64),
+    _variant("jit_transformer_adam", 128, infer=True),
+    _variant("jit_transformer_adam", 32, infer=True),
+    # recurrent, attention, embeddings
+    _variant("lstm_long_adam", 64),
+    _variant("lstm_long_infer", 32),
+    _variant("gru_long_rmsprop", 64),
+    _variant("gru_long_infer", 32),
+    _variant("bilstm_long_adam", 64),
+    _variant("bilstm_long_adam", 128, infer=True),
+    _variant("bilstm_long_adam", 32, infer=True),
+    _variant("transformer_adam", 64),
+    _variant("transformer_infer", 32),
+    _variant("bert_small_adamw", 32),
+    _variant("bert_small_infer", 16),
+    _variant("recommender_adam", 128),
+    _variant("recommender_adam", 512, infer=True),
+    _variant("recommender_adam", 4096, infer=True),
+    # depthwise/separable, Dropout, shared/nested, several inputs and outputs
+    _variant("mobilenetv2_96_adam", 16),
+    _variant("mobilenetv2_96_infer", 16),
+    _variant("sepconv_cnn_adam", 64),
+    _variant("sepconv_cnn_adam", 64, infer=True),
+    _variant("sepconv_cnn_adam", 16, infer=True),
+    _variant("conv1d_signal_adamw", 256, infer=True),
+    _variant("conv1d_signal_adamw", 64, infer=True),
+    _variant("shared_nested_sgd", 128),
+    _variant("shared_nested_infer", 64),
+    _variant("two_input_two_output_sgd", 256),
+    _variant("two_input_two_output_sgd", 64, infer=True),
+    _variant("two_input_two_output_sgd", 256, infer=True),
+    # optimizers at a second batch size
+    _variant("transformer_adagrad", 64),
+    _variant("transformer_adafactor", 64),
+    _variant("transformer_lion", 64),
+    _variant("transformer_adam_accum4", 64),
+    _variant("mlp_sgd", 64),
+    _variant("mlp_sgd_momentum", 64),
 )
 
 #: All cases by name, in benchmark order.
