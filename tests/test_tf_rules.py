@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+from _tflog import step_allocations
+
 from jupyter_tfmem.engine.schedule import Node
 from jupyter_tfmem.estimator import _const_slot, _runahead_ops
 
@@ -82,3 +87,43 @@ def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     _size_eigen_conv_buffers(single, props, threads=2)
     assert single["g"].scratch is not None
+
+
+def _product(op: str, dtype: str) -> dict[str, Node]:
+    return {"p": Node("p", op, [("x", 0), ("w", 0)], [], [(0.0, 1024.0, dtype)])}
+
+
+def _product_shapes(n: int) -> dict:
+    return {"x": [((n, 256), None)], "w": [((256, 512), None)], "p": [((n, 512), None)]}
+
+
+def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch):
+    from jupyter_tfmem.estimator import _B1, _B2, _size_eigen_matmul_copies
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    props = (_product_shapes(_B1), _product_shapes(_B2))
+    half = _product("MatMul", "float16")
+    _size_eigen_matmul_copies(half, *props)
+    # x and the output grow with the batch; the kernel's copy does not
+    assert half["p"].post_temps == pytest.approx([(0, 4 * 256), (4 * 256 * 512, 0), (0, 4 * 512)])
+    for dtype in ("float32", "bfloat16"):  # oneDNN's kernels: no copies
+        other = _product("BatchMatMulV2", dtype)
+        _size_eigen_matmul_copies(other, *props)
+        assert other["p"].post_temps == ()
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    bf16 = _product("BatchMatMulV2", "bfloat16")
+    _size_eigen_matmul_copies(bf16, *props)
+    assert len(bf16["p"].post_temps) == 3
+
+
+def test_tfs_float16_product_allocates_the_float32_copies():
+    shapes = [((512, 256), (256, 1024)), ((8, 256, 128), (8, 128, 512))]
+    logged = step_allocations(
+        "RUN = lambda case, x, w: tf.matmul(x, w)",
+        [{"inputs": [(list(x), "float16"), (list(w), "float16")]} for x, w in shapes],
+    )
+    for sizes, (x, w) in zip(logged, shapes, strict=True):
+        out = math.prod(x) // x[-1] * w[-1]
+        big = [s for s in sizes if s >= 131072]
+        # the float16 output first, then float32 copies of x, w and the output
+        assert big == [2 * out, 4 * math.prod(x), 4 * math.prod(w), 4 * out]

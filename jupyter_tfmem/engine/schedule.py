@@ -46,6 +46,11 @@ class Node:
     layer: int = -1
     #: bytes the op allocates for itself while it runs, as ``(a, b)`` (XLA calls)
     scratch: tuple[float, float] | None = None
+    #: buffers the kernel allocates before its outputs and frees (last first)
+    #: when it ends, each ``(a, b)`` in allocation order: an Einsum's operand copies
+    pre_temps: tuple[tuple[float, float], ...] = ()
+    #: the same, allocated after its outputs: a float16 product's float32 copies
+    post_temps: tuple[tuple[float, float], ...] = ()
 
 
 @dataclasses.dataclass
@@ -174,6 +179,9 @@ def replay(
             continue
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
         new_bufs: list[Buffer] = []
+        temps = [Buffer(a, b, None, "temporaries", node.layer) for a, b in node.pre_temps]
+        for buf in temps:
+            add(buf)
         if (
             node.op in VARIABLE_WRITE_OPS
             and in_bufs
@@ -201,10 +209,13 @@ def replay(
             if not buf.live:
                 add(buf)
                 new_bufs.append(buf)
-        scratch = None
+        for a, b in node.post_temps:
+            temps.append(Buffer(a, b, None, "temporaries", node.layer))
+            add(temps[-1])
         if node.scratch is not None and (node.scratch[0] > 0 or node.scratch[1] > 0):
-            scratch = Buffer(*node.scratch, None, "temporaries", node.layer)
-            add(scratch)
+            temps.append(Buffer(*node.scratch, None, "temporaries", node.layer))
+            add(temps[-1])
+        scratch = temps
         mark(pos)
         if end:
             _finish(node, in_bufs, new_bufs, scratch, remaining, drop)
@@ -219,9 +230,9 @@ def replay(
 
 
 def _finish(node: Node, in_bufs, new_bufs, scratch, remaining, drop) -> None:
-    """An op has run: its scratch goes, and each input has one consumer fewer."""
-    if scratch is not None:
-        drop(scratch)
+    """An op has run: its temporaries go, and each input has one consumer fewer."""
+    for buf in reversed(scratch):
+        drop(buf)
     for src, buf in zip(node.inputs, in_bufs, strict=True):
         if src in remaining:
             remaining[src] -= 1
