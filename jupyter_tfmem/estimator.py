@@ -914,22 +914,7 @@ def _allocator_slack(
     and the allocator model is rerun at a ladder of batch sizes around ``n``;
     ``Footprint.at`` interpolates between them.
     """
-    from .engine.bfc import BFCModel
-    from .engine.schedule import replay
-
-    runs = []
-    for order in orders:
-        pair = []
-        for _ in range(2):
-            events: list = []
-            fresh = _copy(preset)
-            for tensor, buf in fresh.items():
-                if buf.persistent:
-                    buf.key = ("p", tensor[0])
-            replay(nodes, order, n, preset=fresh, keep=keep, events=events)
-            pair.append(events)
-        runs.append(pair)
-
+    runs = [_step_events(nodes, order, n, preset, keep) for order in orders]
     points = []
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
@@ -938,11 +923,7 @@ def _allocator_slack(
         worst = None
         for warm, _ in runs:
             for _, measured in runs:
-                model = BFCModel()
-                _allocate_persistent(model, creation)
-                model.run(warm, m)
-                model.reset_peak()
-                model.run(measured, m)
+                model = _allocator_after(creation, warm, measured, m)
                 if worst is None or model.peak > worst.peak:
                     worst = model
         # What the allocator adds over the largest live request at this batch,
@@ -950,6 +931,47 @@ def _allocator_slack(
         linear = max(a + b * m for timeline in timelines for a, b in timeline) + idle_bytes
         points.append((m, _slack_by_category(worst, linear)))
     return tuple(points)
+
+
+def _step_events(nodes, order, n, preset, keep) -> tuple[list, list]:
+    """The allocator events of the warm-up step and of the measured step after it.
+
+    A model's own variables share their first buffer with the initial value,
+    so TF's first training step copies each at its first update (TF's log:
+    every layer variable, no optimizer slot).  The copies land among the
+    warm-up's temporaries; the measured step's events name them, not the
+    buffers they replaced.
+    """
+    from .engine.schedule import replay
+
+    first_copies = [
+        t for t, buf in preset.items() if buf.persistent and buf.category == "parameters"
+    ]
+    steps = []
+    for step in range(2):
+        events: list = []
+        fresh = _copy(preset)
+        for tensor, buf in fresh.items():
+            if buf.persistent:
+                buf.key = ("p", tensor[0])
+        copies = first_copies if step == 0 else ()
+        replay(nodes, order, n, preset=fresh, keep=keep, events=events, copy_first_writes=copies)
+        steps.append(events)
+    warm, measured = steps
+    moved = {key[2]: key for kind, key, *_ in warm if kind == "a" and key[0] == "cow"}
+    return warm, [(kind, moved.get(key, key), *rest) for kind, key, *rest in measured]
+
+
+def _allocator_after(creation, warm, measured, m: int) -> Any:
+    """The allocator model after building, a warm-up step and the measured step at batch ``m``."""
+    from .engine.bfc import BFCModel
+
+    model = BFCModel()
+    _allocate_persistent(model, creation)
+    model.run(warm, m)
+    model.reset_peak()
+    model.run(measured, m)
+    return model
 
 
 def _slack_by_category(sim: Any, linear: float) -> dict[str, float]:

@@ -11,7 +11,7 @@ import pytest
 keras = pytest.importorskip("keras")
 
 import jupyter_tfmem as jt  # noqa: E402
-from jupyter_tfmem.footprint import CATEGORIES  # noqa: E402
+from jupyter_tfmem.footprint import CATEGORIES, interpolate_slack  # noqa: E402
 
 
 def small_cnn(name: str = "small_cnn") -> keras.Model:
@@ -160,10 +160,15 @@ def test_shared_layer_counts_weights_once_and_activations_per_call():
     )
     fp_shared = jt.estimate(model, 512, optimizer="sgd", loss="mse")
     fp_once = jt.estimate(once, 512, optimizer="sgd", loss="mse")
-    # The same weights; the allocator's rounding slack, split by category,
-    # may differ by a few bytes between the two step orders.
-    weights = fp_once.categories["parameters"].bytes
-    assert abs(fp_shared.categories["parameters"].bytes - weights) <= 256
+
+    # The same weights.  The allocator's slack, split by category, differs
+    # between the two step orders (the weights move to new chunks at their
+    # first update), so it is taken out.
+    def weights(fp):
+        slack = interpolate_slack(fp.slack, 512).get("parameters", 0.0)
+        return fp.categories["parameters"].bytes - slack
+
+    assert abs(weights(fp_shared) - weights(fp_once)) <= 256
     # four calls keep four activations for the backward pass
     act_shared = (
         fp_shared.categories["activations"].bytes + fp_shared.categories["temporaries"].bytes
@@ -483,4 +488,8 @@ def test_tensors_the_model_captured_are_held_not_batched():
     held = seq * dim * 4
     weights = sum(int(np.prod(w.shape)) * 4 for w in model.weights)
     assert fp.categories["parameters"].bytes >= weights + held
-    assert fp.at(64).categories["parameters"].bytes == fp.categories["parameters"].bytes
+
+    def requested(f, n):  # the allocator's slack on the weights' chunks aside
+        return f.categories["parameters"].bytes - interpolate_slack(f.slack, n).get("parameters", 0)
+
+    assert requested(fp.at(64), 64) == requested(fp, 4)

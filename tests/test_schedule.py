@@ -51,6 +51,26 @@ def test_a_write_nobody_waits_for_is_in_place():
     assert live["assign"] == live["update"] == VAR + 8.0
 
 
+def test_a_first_write_can_be_made_to_copy_and_later_steps_find_the_copy():
+    nodes = {"v": Node("v", "VarHandleOp", [], [], [(0.0, 0.0, "resource")])}
+    nodes["update"] = Node("update", "Fill", [], [], [(8.0, 0.0, "float32")])
+    nodes["assign"] = Node("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], [])
+    order = topo_fifo_order(nodes)
+
+    def events(copy_first_writes=()):
+        preset = {("v", 0): Buffer(VAR, 0.0, None, "parameters", 0, persistent=True)}
+        preset[("v", 0)].key = ("p", "v")
+        out: list = []
+        replay(nodes, order, 1, preset=preset, events=out, copy_first_writes=copy_first_writes)
+        return out
+
+    assert not any(key[0] == "cow" for _, key, *_ in events())  # nobody reads v: in place
+    copied = events([("v", 0)])
+    new = [key for kind, key, *_ in copied if kind == "a" and key[0] == "cow"]
+    assert len(new) == 1 and new[0][2] == ("p", "v")  # the copy names what it replaced
+    assert ("f", ("p", "v"), 0.0, 0.0, None) in copied  # and the old buffer goes
+
+
 def _cond_graph() -> dict[str, Node]:
     """x -> Switch(pred) -> a big "then" op or a small "else" op -> Merge -> y."""
     f32 = "float32"

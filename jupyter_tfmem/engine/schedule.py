@@ -94,12 +94,16 @@ def replay(
     keep: Iterable[tuple[str, int]] = (),
     record: set[int] | None = None,
     events: list | None = None,
+    copy_first_writes: Iterable[tuple[str, int]] = (),
 ) -> tuple[list[tuple[float, float]], dict[int, Snapshot]]:
     """Replay ``order`` at batch ``n``.
 
     ``preset`` maps tensors that exist before the step (variables, inputs) to
     their buffers.  Returns the live ``(a, b)`` after each op and, for the
-    positions in ``record``, a snapshot of which buffers were live.
+    positions in ``record``, a snapshot of which buffers were live.  The
+    variables in ``copy_first_writes`` move to a new buffer at their first
+    write even with no reader left, as a model's own variables do in its
+    first training step.
     """
     consumers: dict[tuple[str, int], int] = collections.Counter()
     for item in order:
@@ -157,6 +161,7 @@ def replay(
     for tensor in keep:
         if tensor in tensor_buf:
             tensor_buf[tensor].keep = True
+    first_copy = {id(tensor_buf[t]) for t in copy_first_writes if t in tensor_buf}
 
     timeline: list[tuple[float, float]] = []
     snaps: dict[int, Snapshot] = {}
@@ -188,7 +193,11 @@ def replay(
             and in_bufs[0] is not None
             and in_bufs[0].persistent
         ):
-            cow = _copy_on_write(node.inputs[0], in_bufs[0], reads, remaining, tensor_buf, holders)
+            force = id(in_bufs[0]) in first_copy
+            first_copy.discard(id(in_bufs[0]))
+            cow = _copy_on_write(
+                node.inputs[0], in_bufs[0], reads, remaining, tensor_buf, holders, force
+            )
             if cow is not None:
                 add(cow)
         for idx, spec in enumerate(node.outputs):
@@ -246,21 +255,22 @@ def _finish(node: Node, in_bufs, new_bufs, scratch, remaining, drop) -> None:
             drop(buf)
 
 
-def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders):
+def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders, force=False):
     """A write to a variable whose value is still being read copies it first.
 
     TF's assign kernels write in place only when nobody else holds the
     variable's buffer; otherwise the variable gets a new buffer and the old one
-    lives until its last reader has run.  ``holders`` (buffer id -> tensors)
-    is kept in step with ``tensor_buf``: the tensors that move to the new
-    buffer are found there, so a write costs what shares its buffer rather
-    than a scan of every tensor (a DenseNet's Adam step has ~1,800 writes).
+    lives until its last reader has run (``force``: copied all the same).
+    ``holders`` (buffer id -> tensors) is kept in step with ``tensor_buf``: the
+    tensors that move to the new buffer are found there, so a write costs what
+    shares its buffer rather than a scan of every tensor (a DenseNet's Adam step has ~1,800 writes).
     """
     var_reads = reads.get(id(var_buf), ())
     readers = sum(remaining.get(t, 0) for t in var_reads)
-    if readers <= 0:
+    if readers <= 0 and not force:
         return None
-    new = dataclasses.replace(var_buf, pending=0, live=False, key=("cow", next(_keys)))
+    # the key names the buffer it replaces, so a later step can find the variable
+    new = dataclasses.replace(var_buf, pending=0, live=False, key=("cow", next(_keys), var_buf.key))
     moved = remaining.get(handle, 0)
     var_buf.pending -= moved
     new.pending = moved
