@@ -546,7 +546,7 @@ def _estimate_traced(
     for var in all_vars:
         if id(var) not in captured:
             idle.append(_variable_buffer(var, var_layer, var_category))
-    keep = [(name, 0) for name in traced.fetches if name in nodes and nodes[name].outputs]
+    keep = [t for t in traced.outputs if t[0] in nodes and len(nodes[t[0]].outputs) > t[1]]
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
     orders = _branch_orders(nodes, order, notes)

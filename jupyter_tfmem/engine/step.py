@@ -26,6 +26,9 @@ class TracedStep:
     op_layer: dict[str, int]  # op name -> index into model.layers (-1: none)
     #: captured tensors that are not variables (constants the model holds)
     constant_placeholders: list[str] = dataclasses.field(default_factory=list)
+    #: the step's returned tensors (the caller holds them); the other fetches
+    #: only have to run, so what they produce is freed as usual
+    outputs: list[tuple[str, int]] = dataclasses.field(default_factory=list)
     #: function-call op -> its outputs' (shape with None, dtype) at trace time
     call_shapes: dict[str, list[tuple[tuple[int | None, ...] | None, Any]]] = dataclasses.field(
         default_factory=dict
@@ -138,6 +141,7 @@ def trace_step(
         op_layer=op_layer,
         call_shapes=call_shapes,
         constant_placeholders=constant_placeholders,
+        outputs=[(t.op.name, t.value_index) for t in graph.outputs],
     )
 
 
