@@ -22,6 +22,13 @@ from .overhead import DEFAULT_OVERHEAD
 #: Batch sizes the shape inference runs at; any two distinct values give the lines.
 _B1, _B2 = 4, 7
 
+
+def _linear(at_b1: float, at_b2: float) -> tuple[float, float]:
+    """``(a, b)`` with ``a + b * n`` through the sizes at the two traced batches."""
+    b = (at_b2 - at_b1) / (_B2 - _B1)
+    return at_b1 - b * _B1, b
+
+
 #: Largest batch ``estimate`` accepts; ``Footprint.at`` extrapolates beyond it.
 MAX_ESTIMATE_BATCH = 2**24
 
@@ -1107,9 +1114,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
                 if nd.op not in ("NoOp", "BroadcastGradientArgs"):  # tiny index vectors
                     unknown += 1
                 continue
-            b = (s2 - s1) / (_B2 - _B1)
-            a = s1 - b * _B1
-            outs.append((a, b, p1[k][1]))
+            outs.append((*_linear(s1, s2), p1[k][1]))
         node = Node(nd.name, nd.op, inputs, controls, outs)
         node.layer = _lookup_layer(nd.name, op_layer)
         node.category = _categorizer(nd.name, opt_scope)
@@ -1226,8 +1231,7 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
         except (ValueError, TypeError, tf.errors.OpError) as err:
             failed.append(f"{nd.name} ({_first_useful_line(str(err))})")
             continue
-        b = (sizes[1] - sizes[0]) / (_B2 - _B1)
-        nodes[nd.name].scratch = (sizes[0] - b * _B1, b)
+        nodes[nd.name].scratch = _linear(sizes[0], sizes[1])
     if failed:
         notes.append(
             f"XLA could not compile {len(failed)} call(s) for sizing, so their internal "
@@ -1437,8 +1441,8 @@ _EIGEN_L3 = 30 << 20
 _EIGEN_L2 = 256 << 10
 
 
-def _eigen_conv_dtypes() -> set[str]:
-    """Dtypes whose CPU convolution gradients run TF's own (Eigen) kernels.
+def _eigen_dtypes() -> set[str]:
+    """Dtypes whose CPU convolution gradients and products run TF's own (Eigen) kernels.
 
     With oneDNN on (TF's default on x86 Linux) float32 and bfloat16 go to
     oneDNN; float16 and float64 do not.  With ``TF_ENABLE_ONEDNN_OPTS=0``
@@ -1464,7 +1468,7 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
     TF's log for a float16 transformer shows an 8 MiB float32 copy next to
     the 4 MiB float16 output of its feed-forward product.
     """
-    eigen = _eigen_conv_dtypes() & {"float16", "bfloat16"}
+    eigen = _eigen_dtypes() & {"float16", "bfloat16"}
     for name, node in nodes.items():
         if node.op not in _EIGEN_MATMULS or not node.outputs or node.outputs[0] is None:
             continue
@@ -1479,12 +1483,6 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
             sizes.append([4.0 * math.prod(s) for s in shapes])
         if len(sizes) == 2:
             node.post_temps = tuple(_linear(s1, s2) for s1, s2 in zip(*sizes, strict=True))
-
-
-def _linear(at_b1: float, at_b2: float) -> tuple[float, float]:
-    """``(a, b)`` with ``a + b * n`` through the sizes at the two traced batches."""
-    b = (at_b2 - at_b1) / (_B2 - _B1)
-    return at_b1 - b * _B1, b
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -1529,7 +1527,7 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
     """
     import tensorflow as tf
 
-    dtypes = _eigen_conv_dtypes()
+    dtypes = _eigen_dtypes()
     for node in nodes.values():
         if node.op not in ("Conv2DBackpropInput", "Conv2DBackpropFilter") or not node.outputs:
             continue

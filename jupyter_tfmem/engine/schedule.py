@@ -165,7 +165,7 @@ def replay(
 
     timeline: list[tuple[float, float]] = []
     snaps: dict[int, Snapshot] = {}
-    running: dict[str, tuple[list[Buffer | None], list[Buffer], Buffer | None]] = {}
+    running: dict[str, tuple[list[Buffer | None], list[Buffer], list[Buffer]]] = {}
 
     def mark(pos: int) -> None:
         timeline.append((a_live, b_live))
@@ -224,12 +224,11 @@ def replay(
         if node.scratch is not None and (node.scratch[0] > 0 or node.scratch[1] > 0):
             temps.append(Buffer(*node.scratch, None, "temporaries", node.layer))
             add(temps[-1])
-        scratch = temps
         mark(pos)
         if end:
-            _finish(node, in_bufs, new_bufs, scratch, remaining, drop)
+            _finish(node, in_bufs, new_bufs, temps, remaining, drop)
         else:
-            running[name] = (in_bufs, new_bufs, scratch)
+            running[name] = (in_bufs, new_bufs, temps)
     if events is not None:  # the step returns: its outputs and inputs go
         for buf in list(live.values()):
             if not buf.persistent:
@@ -238,9 +237,9 @@ def replay(
     return timeline, snaps
 
 
-def _finish(node: Node, in_bufs, new_bufs, scratch, remaining, drop) -> None:
+def _finish(node: Node, in_bufs, new_bufs, temps, remaining, drop) -> None:
     """An op has run: its temporaries go, and each input has one consumer fewer."""
-    for buf in reversed(scratch):
+    for buf in reversed(temps):
         drop(buf)
     for src, buf in zip(node.inputs, in_bufs, strict=True):
         if src in remaining:
