@@ -524,6 +524,7 @@ def _estimate_traced(
     if threads:
         _size_eigen_conv_buffers(nodes, props2, threads)
         _size_eigen_matmul_copies(nodes, props1, props2)
+        _add_onednn_pool_workspaces(optimized, nodes)
     _copy_on_read(nodes, traced)
     if unknown:
         notes.append(
@@ -858,10 +859,15 @@ def _build_without_memory(opt: Any, variables: list[Any]) -> None:
 def _creation_order(all_vars, variable_placeholders, preset, idle):
     """Persistent buffers in the order building the model and optimizer makes them.
 
-    Each entry is ``(key, bytes, category, random_init)``: weight matrices drawn
-    by a random initializer pass through two same-size temporaries first (the
-    draw and its scaling), which is what leaves the allocator's chunks split
-    the way TF's are after building.
+    Each entry is ``(key, bytes, category, random_init, group)``: weight
+    matrices drawn by a random initializer pass through two same-size
+    temporaries first (the draw and its scaling), which is what leaves the
+    allocator's chunks split the way TF's are after building.  ``group`` is
+    ``(shape, dtype)`` for an optimizer slot: Keras makes the slots while
+    tracing the first step, their initial values are constants that Grappler
+    folds and merges, so every slot of one shape and dtype starts out in one
+    shared buffer (TF's log: one 1 MiB allocation for the eight Adam slots of
+    four 512x512 kernels, then seven copies in the first step).
     """
     ph_of = {id(var): ph for ph, var in variable_placeholders.items()}
     idle_iter = iter(enumerate(idle))
@@ -879,24 +885,35 @@ def _creation_order(all_vars, variable_placeholders, preset, idle):
             except StopIteration:
                 continue
             key = ("idle", i)
+        shape = tuple(getattr(var, "shape", ()) or ())
         random_init = (
             buf.category == "parameters"
             and bool(getattr(var, "trainable", False))
-            and len(getattr(var, "shape", ())) >= 2
+            and len(shape) >= 2
         )
-        out.append((key, int(buf.a), buf.category, random_init))
+        group = None
+        if buf.category == "optimizer_state" and shape and key[0] == "p":
+            group = (shape, _dtype_name(getattr(var, "dtype", "")))
+        out.append((key, int(buf.a), buf.category, random_init, group))
     for (ph, _), buf in preset.items():  # captured resources we know only by handle
         if buf.persistent and ph not in seen:
-            out.append((("p", ph), int(buf.a), buf.category, False))
+            out.append((("p", ph), int(buf.a), buf.category, False, None))
     for i, buf in idle_iter:
-        out.append((("idle", i), int(buf.a), buf.category, False))
+        out.append((("idle", i), int(buf.a), buf.category, False, None))
     return out
 
 
-def _allocate_persistent(model, creation) -> None:
+def _allocate_persistent(model, creation, holders=None) -> None:
+    """Build-time allocations; ``holders`` maps a slot group to the key its shared buffer gets."""
     # TF's first small allocations open a 2 MiB region before any weight exists.
     model.alloc(("runtime",), 1024, "temporaries")
-    for key, nbytes, category, random_init in creation:
+    made = set()
+    for key, nbytes, category, random_init, group in creation:
+        if holders and group in holders:
+            if group in made:
+                continue
+            made.add(group)
+            key = holders[group]
         if random_init:
             model.alloc((key, "draw"), nbytes, category)
             model.alloc((key, "scaled"), nbytes, category)
@@ -906,6 +923,49 @@ def _allocate_persistent(model, creation) -> None:
         else:
             model.alloc(key, nbytes, category)
     model.free(("runtime",))
+
+
+def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
+    """Which slot keeps each shared buffer, and which slots copy it in the first step.
+
+    A write to a variable whose buffer others still hold copies it first, so
+    every slot of a group but the last one written (in ``order``) gets its own
+    copy in the warm-up step; a slot never written keeps the buffer, and then
+    all written ones copy.
+    """
+    from .engine.opsem import VARIABLE_WRITE_OPS
+
+    members: dict[tuple, list[str]] = collections.defaultdict(list)
+    for key, _, _, _, group in creation:
+        if group is not None:
+            members[group].append(key[1])
+    group_of = {ph: g for g, phs in members.items() if len(phs) > 1 for ph in phs}
+    if not group_of:
+        return {}, []
+    written: list[str] = []
+    seen = set()
+    for item in order:
+        if isinstance(item, str):
+            name = item
+        elif item[0] == "s":
+            name = item[1]
+        else:
+            continue
+        node = nodes[name]
+        if node.op not in VARIABLE_WRITE_OPS or not node.inputs:
+            continue
+        ph = _resource_root(nodes, node.inputs[0][0])
+        if ph in group_of and ph not in seen:
+            seen.add(ph)
+            written.append(ph)
+    last = {group_of[ph]: ph for ph in written}
+    holders = {}
+    for group, phs in members.items():
+        if len(phs) > 1:
+            unwritten = [ph for ph in phs if ph not in seen]
+            holders[group] = ("p", unwritten[0] if unwritten else last[group])
+    copies = [(ph, 0) for ph in written if holders[group_of[ph]] != ("p", ph)]
+    return holders, copies
 
 
 def _allocator_slack(
@@ -921,16 +981,19 @@ def _allocator_slack(
     and the allocator model is rerun at a ladder of batch sizes around ``n``;
     ``Footprint.at`` interpolates between them.
     """
-    runs = [_step_events(nodes, order, n, preset, keep) for order in orders]
+    runs = []
+    for order in orders:
+        holders, copies = _shared_slots(nodes, order, creation)
+        runs.append((*_step_events(nodes, order, n, preset, keep, copies), holders))
     points = []
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
         # The allocator's free lists carry over from one step to the next, and
         # consecutive steps may take different branches: try every pair.
         worst = None
-        for warm, _ in runs:
-            for _, measured in runs:
-                model = _allocator_after(creation, warm, measured, m)
+        for warm, _, holders in runs:
+            for _, measured, _ in runs:
+                model = _allocator_after(creation, warm, measured, m, holders)
                 if worst is None or model.peak > worst.peak:
                     worst = model
         # What the allocator adds over the largest live request at this batch,
@@ -940,20 +1003,23 @@ def _allocator_slack(
     return tuple(points)
 
 
-def _step_events(nodes, order, n, preset, keep) -> tuple[list, list]:
+def _step_events(nodes, order, n, preset, keep, shared=()) -> tuple[list, list]:
     """The allocator events of the warm-up step and of the measured step after it.
 
-    A model's own variables share their first buffer with the initial value,
-    so TF's first training step copies each at its first update (TF's log:
-    every layer variable, no optimizer slot).  The copies land among the
-    warm-up's temporaries; the measured step's events name them, not the
-    buffers they replaced.
+    Two things make the first step differ.  Optimizer slots that share one
+    buffer (``shared``, from ``_shared_slots``) copy it at their first
+    update.  A weight whose old value is still being read when its update
+    runs is copied too; which ones are depends on thread timing (TF's log of
+    a four-layer MLP: two of four kernels, no bias), so every weight updated
+    in place is copied at its first update.  ``AssignVariableOp`` never
+    copies: the variable takes its new value's buffer.  The measured step's
+    events name the buffers the variables hold after the warm-up.
     """
     from .engine.schedule import replay
 
     first_copies = [
         t for t, buf in preset.items() if buf.persistent and buf.category == "parameters"
-    ]
+    ] + list(shared)
     steps = []
     for step in range(2):
         events: list = []
@@ -965,16 +1031,27 @@ def _step_events(nodes, order, n, preset, keep) -> tuple[list, list]:
         replay(nodes, order, n, preset=fresh, keep=keep, events=events, copy_first_writes=copies)
         steps.append(events)
     warm, measured = steps
-    moved = {key[2]: key for kind, key, *_ in warm if kind == "a" and key[0] == "cow"}
-    return warm, [(kind, moved.get(key, key), *rest) for kind, key, *rest in measured]
+    # where each variable's buffer is after the warm-up: a copy, or the value it adopted
+    origin: dict = {}
+    moved: dict = {}
+    for kind, key, *rest in warm:
+        if (kind == "a" and key[0] == "cow") or kind == "m":
+            old, new = (key[2], key) if kind == "a" else (key, rest[0])
+            root = origin.get(old, old)
+            origin[new] = root
+            moved[root] = new
+    warm = [event for event in warm if event[0] != "m"]
+    return warm, [
+        (kind, moved.get(key, key), *rest) for kind, key, *rest in measured if kind != "m"
+    ]
 
 
-def _allocator_after(creation, warm, measured, m: int) -> Any:
+def _allocator_after(creation, warm, measured, m: int, holders=None) -> Any:
     """The allocator model after building, a warm-up step and the measured step at batch ``m``."""
     from .engine.bfc import BFCModel
 
     model = BFCModel()
-    _allocate_persistent(model, creation)
+    _allocate_persistent(model, creation, holders)
     model.run(warm, m)
     model.reset_peak()
     model.run(measured, m)
@@ -1483,6 +1560,47 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
             sizes.append([4.0 * math.prod(s) for s in shapes])
         if len(sizes) == 2:
             node.post_temps = tuple(_linear(s1, s2) for s1, s2 in zip(*sizes, strict=True))
+
+
+#: Max pools oneDNN rewrites on the CPU, and the gradient that reads their workspace.
+_POOL_GRADS = {"MaxPool": "MaxPoolGrad", "MaxPool3D": "MaxPool3DGrad"}
+
+
+def _add_onednn_pool_workspaces(graph_def, nodes) -> None:
+    """Give each oneDNN max pool that has a gradient the workspace it hands to it.
+
+    TF's oneDNN layout pass pairs a ``MaxPool`` with the ``MaxPoolGrad`` that
+    reads its output and switches the forward kernel to training mode: it
+    then allocates a second output, oneDNN's argmax workspace (one byte per
+    output element for windows under 256 elements, four otherwise), which
+    lives until the gradient has run.  TF's log for a float32 CNN shows a
+    1 MiB workspace next to each 4 MiB pool output (and 256 KiB next to a
+    512 KiB bfloat16 one).  Eigen's pools (float16, float64, oneDNN off) and
+    GPUs recompute the argmax instead.
+    """
+    import tensorflow as tf
+
+    onednn = {"float32", "bfloat16"} - _eigen_dtypes()
+    grads: dict[str, list] = collections.defaultdict(list)
+    for node in nodes.values():
+        if node.op in _POOL_GRADS.values() and len(node.inputs) >= 2:
+            grads[node.inputs[1][0]].append(node)
+    for nd in graph_def.node:
+        name = nd.name
+        node = nodes.get(name)
+        grad_op = _POOL_GRADS.get(nd.op)
+        if grad_op is None or node is None or len(node.outputs) != 1 or node.outputs[0] is None:
+            continue
+        users = [g for g in grads.get(name, ()) if g.op == grad_op and g.inputs[1] == (name, 0)]
+        a, b, dtype = node.outputs[0]
+        if not users or _dtype_name(dtype) not in onednn:
+            continue
+        itemsize = tf.as_dtype(dtype).size
+        per_element = 1 if math.prod(nd.attr["ksize"].list.i) < 256 else 4
+        scale = per_element / itemsize
+        node.outputs.append((a * scale, b * scale, tf.uint8))
+        for grad in users:
+            grad.inputs.append((name, 1))
 
 
 def _dtype_name(dtype: Any) -> str:

@@ -46,3 +46,56 @@ def step_allocations(run_source: str, cases: list[dict]) -> list[list[int]]:
         [int(s) for s in re.findall(r"\[mem-debug\] AllocateRaw,[^,]*,(\d+),", log)]
         for log in steps
     ]
+
+
+def logged_allocations(source: str) -> dict[str, list[tuple[str, int, str, str]]]:
+    """TF's BFC allocator events while ``source`` runs, split at its marks.
+
+    ``source`` prints ``MARK <name>`` lines to stderr; each event after a mark
+    is listed under that mark as ``(kind, bytes, address, kernel)``: ``kind``
+    is ``"a"`` or ``"f"``, and for an allocation ``kernel``
+    is the first TF frame of its stack naming a ``Compute``,
+    ``PrepareToUpdateVariable`` or ``ConstantOp`` (a constant made when its
+    kernel is built), empty if none.
+    """
+    env = dict(os.environ)
+    env.update(
+        TF_CPU_ALLOCATOR_USE_BFC="true",
+        TF_CPP_VMODULE="bfc_allocator=4",
+        TF_CPP_MIN_LOG_LEVEL="0",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out: dict[str, list[tuple[str, int, str, str]]] = {}
+    current = None
+    lines = proc.stderr.split("\n")
+    for i, line in enumerate(lines):
+        mark = re.match(r"MARK (\S+)", line)
+        if mark:
+            current = out.setdefault(mark.group(1), [])
+            continue
+        event = re.search(r"\[mem-debug\] (Allocate|Deallocate)Raw,[^,]*,(\d+),(0x[0-9a-f]+)", line)
+        if event is None or current is None:
+            continue
+        kind = "a" if event.group(1) == "Allocate" else "f"
+        size, address = int(event.group(2)), event.group(3)
+        kernel = ""
+        for frame in lines[i + 1 : i + 20] if kind == "a" else ():
+            if "End stack trace" in frame:
+                break
+            found = re.search(r"(PrepareToUpdateVariable|\w+)(?:<[^>]*>)?::Compute", frame)
+            special = re.search(r"(PrepareToUpdateVariable|ConstantOp::ConstantOp)", frame)
+            if special:
+                kernel = special.group(1).split("::")[0]
+                break
+            if found and "ThreadPoolDevice" not in frame:
+                kernel = found.group(1)
+                break
+        current.append((kind, size, address, kernel))
+    return out

@@ -26,14 +26,16 @@ def test_a_write_while_the_old_value_is_still_read_copies_the_variable():
         [
             ("read", "ReadVariableOp", [("v", 0)], [], 0.0),
             ("update", "Fill", [], ["read"], 8.0),
-            ("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], 0.0),
+            ("assign", "AssignSubVariableOp", [("v", 0), ("update", 0)], [], 0.0),
             ("late", "MatMul", [("read", 0)], ["assign"], 16.0),
             ("reread", "ReadVariableOp", [("v", 0)], ["late"], 0.0),
             ("use", "MatMul", [("reread", 0), ("late", 0)], [], 32.0),
         ]
     )
-    # "late" still needs the old value, so the write gives v a second buffer.
+    # "late" still needs the old value, so the write gives v a second buffer,
+    # and the old one stays until "late" has run.
     assert live["assign"] == 2 * VAR + 8.0
+    assert live["late"] == 2 * VAR + 16.0
     # Reading v after the write shares the new buffer: v is not counted again.
     assert live["use"] - live["reread"] == 32.0
     assert live["use"] < 2 * VAR
@@ -45,16 +47,34 @@ def test_a_write_nobody_waits_for_is_in_place():
             ("read", "ReadVariableOp", [("v", 0)], [], 0.0),
             ("use", "MatMul", [("read", 0)], [], 16.0),
             ("update", "Fill", [], ["use"], 8.0),
-            ("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], 0.0),
+            ("assign", "AssignSubVariableOp", [("v", 0), ("update", 0)], [], 0.0),
         ]
     )
     assert live["assign"] == live["update"] == VAR + 8.0
 
 
+def test_an_assign_takes_the_new_value_buffer_and_never_copies():
+    live = live_after_each_op(
+        [
+            ("read", "ReadVariableOp", [("v", 0)], [], 0.0),
+            ("update", "Fill", [], ["read"], VAR),
+            ("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], 0.0),
+            ("late", "MatMul", [("read", 0)], ["assign"], 16.0),
+            ("reread", "ReadVariableOp", [("v", 0)], ["late"], 0.0),
+            ("use", "MatMul", [("reread", 0)], [], 32.0),
+        ]
+    )
+    # "late" still reads the old value: it stays, and v is now the update's buffer
+    assert live["assign"] == 2 * VAR
+    assert live["late"] == 2 * VAR + 16.0
+    # once "late" has run only the new value is left, read in place
+    assert live["use"] == VAR + 32.0
+
+
 def test_a_first_write_can_be_made_to_copy_and_later_steps_find_the_copy():
     nodes = {"v": Node("v", "VarHandleOp", [], [], [(0.0, 0.0, "resource")])}
     nodes["update"] = Node("update", "Fill", [], [], [(8.0, 0.0, "float32")])
-    nodes["assign"] = Node("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], [])
+    nodes["assign"] = Node("assign", "AssignAddVariableOp", [("v", 0), ("update", 0)], [], [])
     order = topo_fifo_order(nodes)
 
     def events(copy_first_writes=()):
@@ -127,3 +147,20 @@ def test_softmax_writes_into_its_logits_when_nobody_else_reads_them():
     timeline, _ = replay(nodes, order, 1, preset={}, keep=[("out", 0)])
     live = dict(zip(order, (a for a, _ in timeline), strict=True))
     assert live["probs"] == 800.0  # the logits buffer, now the probabilities: no second one
+
+
+def test_the_measured_step_frees_the_buffer_the_warm_up_assigned():
+    from jupyter_tfmem.estimator import _step_events
+
+    nodes = {"v": Node("v", "VarHandleOp", [], [], [(0.0, 0.0, "resource")])}
+    nodes["update"] = Node("update", "Fill", [], [], [(VAR, 0.0, "float32")])
+    nodes["assign"] = Node("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], [])
+    preset = {("v", 0): Buffer(VAR, 0.0, None, "optimizer_state", 0, persistent=True)}
+    warm, measured = _step_events(nodes, topo_fifo_order(nodes), 1, preset, ())
+    (first,) = [key for kind, key, *_ in warm if kind == "a"]
+    assert [kind for kind, *_ in warm] == ["a", "f"]  # the value, then v's first buffer
+    assert ("f", ("p", "v"), 0.0, 0.0, None) in warm
+    # the second step's value replaces the first step's, which is what it frees
+    (second,) = [key for kind, key, *_ in measured if kind == "a"]
+    assert second != first
+    assert ("f", first, 0.0, 0.0, None) in measured

@@ -127,3 +127,65 @@ def test_tfs_float16_product_allocates_the_float32_copies():
         big = [s for s in sizes if s >= 131072]
         # the float16 output first, then float32 copies of x, w and the output
         assert big == [2 * out, 4 * math.prod(x), 4 * math.prod(w), 4 * out]
+
+
+def _pool_graph(ksize: int, dtype: str, with_grad: bool):
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    pool = gd.node.add(name="pool", op="MaxPool")
+    pool.attr["ksize"].list.i.extend([1, ksize, ksize, 1])
+    nodes = {"pool": Node("pool", "MaxPool", [("x", 0)], [], [(0.0, 4096.0, dtype)])}
+    if with_grad:
+        gd.node.add(name="grad", op="MaxPoolGrad")
+        nodes["grad"] = Node("grad", "MaxPoolGrad", [("x", 0), ("pool", 0), ("dy", 0)], [], [])
+    return gd, nodes
+
+
+def test_onednn_max_pools_hand_their_gradient_a_workspace(monkeypatch):
+    from jupyter_tfmem.estimator import _add_onednn_pool_workspaces
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    # float32 output of 4096 bytes per sample: 1024 elements, one byte each
+    gd, nodes = _pool_graph(2, "float32", with_grad=True)
+    _add_onednn_pool_workspaces(gd, nodes)
+    assert nodes["pool"].outputs[1][:2] == (0.0, 1024.0)
+    assert nodes["grad"].inputs[-1] == ("pool", 1)
+    # a 16x16 window (256 elements) needs four bytes per element; bfloat16 is oneDNN's too
+    gd, nodes = _pool_graph(16, "bfloat16", with_grad=True)
+    _add_onednn_pool_workspaces(gd, nodes)
+    assert nodes["pool"].outputs[1][:2] == (0.0, 8192.0)
+    # inference (no gradient), Eigen's float16 pool and oneDNN turned off: none
+    for dtype, grad in (("float32", False), ("float16", True)):
+        gd, nodes = _pool_graph(2, dtype, with_grad=grad)
+        _add_onednn_pool_workspaces(gd, nodes)
+        assert len(nodes["pool"].outputs) == 1
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    gd, nodes = _pool_graph(2, "float32", with_grad=True)
+    _add_onednn_pool_workspaces(gd, nodes)
+    assert len(nodes["pool"].outputs) == 1
+
+
+def test_tfs_max_pool_allocates_its_workspace_in_training():
+    cases = [
+        {"inputs": [([8, 32, 32, 16], dtype)], "k": k}
+        for dtype, k in (("float32", 2), ("bfloat16", 2), ("bfloat16", 16), ("float16", 2))
+    ]
+    logged = step_allocations(
+        """
+        def RUN(case, x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.nn.max_pool2d(x, case["k"], case["k"], "VALID")
+            return tape.gradient(y, x)
+        """,
+        cases,
+    )
+    for case, sizes in zip(cases, logged, strict=True):
+        k = case["k"]
+        elements = 8 * (32 // k) ** 2 * 16
+        workspace = elements * (1 if k * k < 256 else 4)
+        if case["inputs"][0][1] == "float16":  # Eigen's pool recomputes the argmax
+            assert workspace not in sizes
+        else:
+            assert workspace in sizes

@@ -188,6 +188,20 @@ def replay(
         for buf in temps:
             add(buf)
         if (
+            node.op == "AssignVariableOp"
+            and len(in_bufs) > 1
+            and in_bufs[0] is not None
+            and in_bufs[0].persistent
+            and in_bufs[1] is not None
+            and not in_bufs[1].persistent
+        ):
+            first_copy.discard(id(in_bufs[0]))
+            old_key = in_bufs[0].key
+            _adopt(node.inputs[0], in_bufs[0], in_bufs[1], reads, remaining, tensor_buf, holders)
+            if events is not None:
+                events.append(("m", old_key, in_bufs[1].key, 0.0, None))
+            in_bufs[0] = in_bufs[1]  # this op's use of the handle moved with it
+        elif (
             node.op in VARIABLE_WRITE_OPS
             and in_bufs
             and in_bufs[0] is not None
@@ -200,6 +214,7 @@ def replay(
             )
             if cow is not None:
                 add(cow)
+                in_bufs[0] = cow  # this op's use of the handle moved with it
         for idx, spec in enumerate(node.outputs):
             tensor = (name, idx)
             if tensor in tensor_buf:  # preset (placeholders)
@@ -260,29 +275,48 @@ def _copy_on_write(handle, var_buf, reads, remaining, tensor_buf, holders, force
     TF's assign kernels write in place only when nobody else holds the
     variable's buffer; otherwise the variable gets a new buffer and the old one
     lives until its last reader has run (``force``: copied all the same).
-    ``holders`` (buffer id -> tensors) is kept in step with ``tensor_buf``: the
-    tensors that move to the new buffer are found there, so a write costs what
-    shares its buffer rather than a scan of every tensor (a DenseNet's Adam step has ~1,800 writes).
     """
-    var_reads = reads.get(id(var_buf), ())
-    readers = sum(remaining.get(t, 0) for t in var_reads)
+    readers = sum(remaining.get(t, 0) for t in reads.get(id(var_buf), ()))
     if readers <= 0 and not force:
         return None
     # the key names the buffer it replaces, so a later step can find the variable
     new = dataclasses.replace(var_buf, pending=0, live=False, key=("cow", next(_keys), var_buf.key))
+    _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders)
+    return new
+
+
+def _adopt(handle, var_buf, value_buf, reads, remaining, tensor_buf, holders) -> None:
+    """``AssignVariableOp`` makes the variable hold the value's buffer; it never copies.
+
+    TF's kernel aliases the value tensor (every other write copies on write,
+    so sharing is safe): the variable moves to wherever its new value was
+    computed, and its old buffer goes once its last reader has run.
+    """
+    value_buf.persistent = True
+    value_buf.category = var_buf.category
+    value_buf.layer = var_buf.layer
+    _move_variable(handle, var_buf, value_buf, reads, remaining, tensor_buf, holders)
+
+
+def _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders) -> None:
+    """The variable behind ``handle`` now lives in ``new``; values read from it stay.
+
+    ``holders`` (buffer id -> tensors) is kept in step with ``tensor_buf``: the
+    tensors that move are found there, so a write costs what shares its buffer
+    rather than a scan of every tensor (a DenseNet's Adam step has ~1,800 writes).
+    """
     moved = remaining.get(handle, 0)
     var_buf.pending -= moved
-    new.pending = moved
+    new.pending += moved
     var_buf.persistent = False
-    stay = set(var_reads)
+    stay = set(reads.get(id(var_buf), ()))
     kept, moving = [], []
     for tensor in holders.pop(id(var_buf), ()):
         (kept if tensor in stay else moving).append(tensor)
-    for tensor in moving:
+    for tensor in moving:  # the handle and its aliases follow the variable
         tensor_buf[tensor] = new
     holders[id(var_buf)] = kept
-    holders[id(new)] = moving
-    return new
+    holders[id(new)].extend(moving)
 
 
 def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> Buffer | None:

@@ -1,0 +1,103 @@
+"""What TF's first training step does differently, and the estimator's rules for it."""
+
+from __future__ import annotations
+
+from _tflog import logged_allocations
+
+from jupyter_tfmem.engine.bfc import BFCModel
+from jupyter_tfmem.engine.schedule import Node
+from jupyter_tfmem.estimator import _allocate_persistent, _shared_slots
+
+KERNEL = (64, 64)
+GROUP = (KERNEL, "float32")
+SLOT = 64 * 64 * 4
+
+
+def _slots_written(order_of_writes: list[str], unwritten: tuple[str, ...] = ()):
+    """Optimizer slots of one shape, each updated in place once, in the given order."""
+    nodes = {}
+    creation = []
+    for name in [*order_of_writes, *unwritten]:
+        nodes[name] = Node(name, "VarHandleOp", [], [], [(0.0, 0.0, "resource")])
+        creation.append((("p", name), SLOT, "optimizer_state", False, GROUP))
+    order = list(nodes)
+    for name in order_of_writes:
+        nodes[f"write_{name}"] = Node(f"write_{name}", "AssignAddVariableOp", [(name, 0)], [], [])
+        order.append(f"write_{name}")
+    return nodes, order, creation
+
+
+def test_slots_of_one_shape_share_a_buffer_the_first_writes_copy():
+    nodes, order, creation = _slots_written(["m1", "v1", "m2"])
+    holders, copies = _shared_slots(nodes, order, creation)
+    # the last one written keeps the shared buffer; the others copy it first
+    assert holders == {GROUP: ("p", "m2")}
+    assert copies == [("m1", 0), ("v1", 0)]
+    built = BFCModel()
+    _allocate_persistent(built, creation, holders)
+    assert built.in_use == SLOT  # one buffer before the first step
+    assert list(built.owner) == [("p", "m2")]
+
+
+def test_a_slot_never_written_keeps_the_buffer_and_every_written_one_copies():
+    nodes, order, creation = _slots_written(["m1", "v1"], unwritten=("idle",))
+    holders, copies = _shared_slots(nodes, order, creation)
+    assert holders == {GROUP: ("p", "idle")}
+    assert copies == [("m1", 0), ("v1", 0)]
+
+
+def test_a_slot_alone_in_its_shape_is_not_shared():
+    nodes, order, creation = _slots_written(["m1"])
+    assert _shared_slots(nodes, order, creation) == ({}, [])
+
+
+def test_tfs_first_step_copies_the_slots_that_share_one_zeros_buffer():
+    logged = logged_allocations(
+        """
+        import sys
+        import numpy as np
+        import keras
+        model = keras.Sequential(
+            [keras.Input((256,))] + [keras.layers.Dense(256, use_bias=False) for _ in range(3)]
+        )
+        model.compile(keras.optimizers.Adam(), "mse")
+        x = np.ones((8, 256), "float32")
+        print("MARK first", file=sys.stderr, flush=True)
+        model.train_on_batch(x, x)
+        print("MARK second", file=sys.stderr, flush=True)
+        model.train_on_batch(x, x)
+        print("MARK end", file=sys.stderr, flush=True)
+        """
+    )
+    kernel = 256 * 256 * 4
+    first = [(size, name) for kind, size, _, name in logged["first"] if kind == "a"]
+    # the six Adam slots of three same-shape kernels start as one folded
+    # zeros constant, not six buffers ...
+    assert [s for s, name in first if name == "ConstantOp"].count(kernel) == 1
+    # ... which the first step copies for every slot but the last written
+    # (plus any kernel whose old value was still being read at its update)
+    copies = [s for s, name in first if name == "PrepareToUpdateVariable"]
+    assert 5 <= copies.count(kernel) <= 8
+
+
+def test_tfs_assign_takes_the_value_buffer_and_frees_the_old_one():
+    logged = logged_allocations(
+        """
+        import sys
+        import tensorflow as tf
+        v = tf.Variable(tf.ones((512, 512)))
+        step = tf.function(lambda: v.assign(v * 0.5))
+        step()
+        print("MARK step", file=sys.stderr, flush=True)
+        step()
+        print("MARK end", file=sys.stderr, flush=True)
+        """
+    )
+    size = 512 * 512 * 4
+    events = [(kind, address) for kind, s, address, _ in logged["step"] if s == size]
+    made = [address for kind, address in events if kind == "a"]
+    freed = [address for kind, address in events if kind == "f"]
+    # one new buffer (the product), kept by the variable; the buffer freed is
+    # the variable's old one, from before the step: no copy into it
+    assert len(made) == 1 and len(freed) == 1
+    assert freed[0] not in made
