@@ -1037,6 +1037,9 @@ def _step_events(nodes, order, n, preset, keep, shared=()) -> tuple[list, list]:
     for kind, key, *rest in warm:
         if (kind == "a" and key[0] == "cow") or kind == "m":
             old, new = (key[2], key) if kind == "a" else (key, rest[0])
+            if new[0] == "c" or old[0] == "c":  # it shares a constant: no buffer of its own
+                moved.pop(origin.get(old, old), None)
+                continue
             root = origin.get(old, old)
             origin[new] = root
             moved[root] = new

@@ -149,6 +149,35 @@ def test_softmax_writes_into_its_logits_when_nobody_else_reads_them():
     assert live["probs"] == 800.0  # the logits buffer, now the probabilities: no second one
 
 
+def test_an_assign_nobody_waits_for_frees_the_old_buffer_when_it_ends():
+    live = live_after_each_op(
+        [
+            ("update", "Fill", [], [], VAR),
+            ("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], 0.0),
+            ("after", "Fill", [], ["assign"], 1.0),
+        ]
+    )
+    assert live["assign"] == 2 * VAR  # the old value goes when the assign ends
+    assert live["after"] == VAR + 1.0
+
+
+def test_a_variable_reset_to_a_constant_shares_it_and_copies_at_its_next_update():
+    live = live_after_each_op(
+        [
+            ("zeros", "Const", [], [], VAR),
+            ("reset", "AssignVariableOp", [("v", 0), ("zeros", 0)], [], 0.0),
+            ("grad", "Fill", [], ["reset"], VAR),
+            ("add", "AssignAddVariableOp", [("v", 0), ("grad", 0)], [], 0.0),
+            ("after", "Fill", [], ["add"], 1.0),
+        ]
+    )
+    # Keras resets an accumulator to folded zeros: v's own buffer goes
+    assert live["grad"] == 2 * VAR  # the constant (now also v) and the gradient
+    # adding into v must not write into the constant: v gets a new buffer
+    assert live["add"] == 3 * VAR
+    assert live["after"] == 2 * VAR + 1.0
+
+
 def test_the_measured_step_frees_the_buffer_the_warm_up_assigned():
     from jupyter_tfmem.estimator import _step_events
 

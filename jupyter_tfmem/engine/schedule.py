@@ -193,13 +193,14 @@ def replay(
             and in_bufs[0] is not None
             and in_bufs[0].persistent
             and in_bufs[1] is not None
-            and not in_bufs[1].persistent
+            and (not in_bufs[1].persistent or _is_constant(in_bufs[1]))
         ):
             first_copy.discard(id(in_bufs[0]))
             old_key = in_bufs[0].key
             _adopt(node.inputs[0], in_bufs[0], in_bufs[1], reads, remaining, tensor_buf, holders)
             if events is not None:
                 events.append(("m", old_key, in_bufs[1].key, 0.0, None))
+            new_bufs.append(in_bufs[0])  # the old buffer goes at the end if nobody reads it
             in_bufs[0] = in_bufs[1]  # this op's use of the handle moved with it
         elif (
             node.op in VARIABLE_WRITE_OPS
@@ -207,13 +208,15 @@ def replay(
             and in_bufs[0] is not None
             and in_bufs[0].persistent
         ):
-            force = id(in_bufs[0]) in first_copy
+            # a variable sharing a constant's buffer copies it at its next update
+            force = id(in_bufs[0]) in first_copy or _is_constant(in_bufs[0])
             first_copy.discard(id(in_bufs[0]))
             cow = _copy_on_write(
                 node.inputs[0], in_bufs[0], reads, remaining, tensor_buf, holders, force
             )
             if cow is not None:
                 add(cow)
+                new_bufs.append(in_bufs[0])  # the old buffer goes at the end if nobody reads it
                 in_bufs[0] = cow  # this op's use of the handle moved with it
         for idx, spec in enumerate(node.outputs):
             tensor = (name, idx)
@@ -292,9 +295,10 @@ def _adopt(handle, var_buf, value_buf, reads, remaining, tensor_buf, holders) ->
     so sharing is safe): the variable moves to wherever its new value was
     computed, and its old buffer goes once its last reader has run.
     """
-    value_buf.persistent = True
-    value_buf.category = var_buf.category
-    value_buf.layer = var_buf.layer
+    if not _is_constant(value_buf):  # a constant (zeros to reset to) stays the constant's
+        value_buf.persistent = True
+        value_buf.category = var_buf.category
+        value_buf.layer = var_buf.layer
     _move_variable(handle, var_buf, value_buf, reads, remaining, tensor_buf, holders)
 
 
@@ -308,7 +312,8 @@ def _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders) 
     moved = remaining.get(handle, 0)
     var_buf.pending -= moved
     new.pending += moved
-    var_buf.persistent = False
+    if not _is_constant(var_buf):
+        var_buf.persistent = False
     stay = set(reads.get(id(var_buf), ()))
     kept, moving = [], []
     for tensor in holders.pop(id(var_buf), ()):
@@ -317,6 +322,11 @@ def _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders) 
         tensor_buf[tensor] = new
     holders[id(var_buf)] = kept
     holders[id(new)].extend(moving)
+
+
+def _is_constant(buf: Buffer) -> bool:
+    """A ``Const`` op's tensor: the kernel holds it for as long as the function lives."""
+    return isinstance(buf.key, tuple) and buf.key[:1] == ("c",)
 
 
 def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> Buffer | None:
