@@ -934,6 +934,7 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
     all written ones copy.
     """
     from .engine.opsem import VARIABLE_WRITE_OPS
+    from .engine.schedule import started_ops
 
     members: dict[tuple, list[str]] = collections.defaultdict(list)
     for key, _, _, _, group in creation:
@@ -944,13 +945,7 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
         return {}, []
     written: list[str] = []
     seen = set()
-    for item in order:
-        if isinstance(item, str):
-            name = item
-        elif item[0] == "s":
-            name = item[1]
-        else:
-            continue
+    for name in started_ops(order):
         node = nodes[name]
         if node.op not in VARIABLE_WRITE_OPS or not node.inputs:
             continue

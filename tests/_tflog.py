@@ -23,24 +23,29 @@ _DRIVER = textwrap.dedent(
 )
 
 
-def step_allocations(run_source: str, cases: list[dict]) -> list[list[int]]:
-    """Bytes of each allocation TF's BFC allocator makes in the second call of each case.
-
-    ``run_source`` defines ``RUN(case, *tensors)``; each case has ``inputs``,
-    a list of ``(shape, dtype)``.
-    """
+def _logged_run(code: str, timeout: int) -> str:
+    """Run ``code`` in a fresh Python with TF's BFC allocator logging every call; its stderr."""
     env = dict(os.environ)
     env.update(
         TF_CPU_ALLOCATOR_USE_BFC="true",
         TF_CPP_VMODULE="bfc_allocator=4",
         TF_CPP_MIN_LOG_LEVEL="0",
     )
-    code = f"CASES = {cases!r}\n{textwrap.dedent(run_source)}\n{_DRIVER}"
     proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    steps = re.findall(r"MARK begin(.*?)MARK end", proc.stderr, flags=re.S)
+    return proc.stderr
+
+
+def step_allocations(run_source: str, cases: list[dict]) -> list[list[int]]:
+    """Bytes of each allocation TF's BFC allocator makes in the second call of each case.
+
+    ``run_source`` defines ``RUN(case, *tensors)``; each case has ``inputs``,
+    a list of ``(shape, dtype)``.
+    """
+    code = f"CASES = {cases!r}\n{textwrap.dedent(run_source)}\n{_DRIVER}"
+    steps = re.findall(r"MARK begin(.*?)MARK end", _logged_run(code, 300), flags=re.S)
     assert len(steps) == len(cases)
     return [
         [int(s) for s in re.findall(r"\[mem-debug\] AllocateRaw,[^,]*,(\d+),", log)]
@@ -58,23 +63,9 @@ def logged_allocations(source: str) -> dict[str, list[tuple[str, int, str, str]]
     ``PrepareToUpdateVariable`` or ``ConstantOp`` (a constant made when its
     kernel is built), empty if none.
     """
-    env = dict(os.environ)
-    env.update(
-        TF_CPU_ALLOCATOR_USE_BFC="true",
-        TF_CPP_VMODULE="bfc_allocator=4",
-        TF_CPP_MIN_LOG_LEVEL="0",
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(source)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
     out: dict[str, list[tuple[str, int, str, str]]] = {}
     current = None
-    lines = proc.stderr.split("\n")
+    lines = _logged_run(textwrap.dedent(source), 600).split("\n")
     for i, line in enumerate(lines):
         mark = re.match(r"MARK (\S+)", line)
         if mark:
@@ -89,7 +80,7 @@ def logged_allocations(source: str) -> dict[str, list[tuple[str, int, str, str]]
         for frame in lines[i + 1 : i + 20] if kind == "a" else ():
             if "End stack trace" in frame:
                 break
-            found = re.search(r"(PrepareToUpdateVariable|\w+)(?:<[^>]*>)?::Compute", frame)
+            found = re.search(r"(\w+)(?:<[^>]*>)?::Compute", frame)
             special = re.search(r"(PrepareToUpdateVariable|ConstantOp::ConstantOp)", frame)
             if special:
                 kernel = special.group(1).split("::")[0]

@@ -13,7 +13,7 @@ import collections
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from ..footprint import MAX_BATCH_SIZE_CAP
 from .opsem import ALIAS_OPS, CONSTANT_OPS, FORWARDING_OPS, NO_BUFFER_OPS, VARIABLE_WRITE_OPS
@@ -85,6 +85,15 @@ def topo_fifo_order(nodes: dict[str, Node]) -> list[str]:
     return order
 
 
+def started_ops(order: Iterable) -> Iterator[str]:
+    """The ops of ``order`` as they start (an item is a name, or ``("s"|"e", name)``)."""
+    for item in order:
+        if isinstance(item, str):
+            yield item
+        elif item[0] == "s":
+            yield item[1]
+
+
 def replay(
     nodes: dict[str, Node],
     order: list[str],
@@ -106,10 +115,9 @@ def replay(
     first training step.
     """
     consumers: dict[tuple[str, int], int] = collections.Counter()
-    for item in order:
-        if isinstance(item, str) or item[0] == "s":
-            for src in nodes[item if isinstance(item, str) else item[1]].inputs:
-                consumers[src] += 1
+    for name in started_ops(order):
+        for src in nodes[name].inputs:
+            consumers[src] += 1
     keep = set(keep)
 
     remaining: dict[tuple[str, int], int] = dict(consumers)
