@@ -6,7 +6,9 @@ gradients have the same FLOPs, but the filter gradient reduces over the batch
 and runs a little slower; which of the two ends first decides whether their
 shared input is still alive when the next layer's gradient allocates.  This
 prints the ratio for a few shapes; the engine's ``_FILTER_GRAD_SLOWDOWN`` is
-their geometric mean on this machine.
+their geometric mean on this machine.  It also times VGG16's largest dense
+layer's gradients (batch 16, 4096x4096 kernel) and a square of that kernel's
+size against the cost model, the tie docs/engine.md describes.
 
     python benchmarks/kernel_costs.py
 """
@@ -69,7 +71,29 @@ def main() -> int:
         )
     mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"geometric mean ratio: {mean:.2f}")
+    dense_gradients(tf)
     return 0
+
+
+def dense_gradients(tf) -> None:
+    """VGG16's 4096x4096 layer at batch 16: measured against the executor's cost model."""
+    from jupyter_tfmem.engine.executor import op_duration
+
+    n, d = 16, 4096
+    x, dy, w = tf.random.normal((n, d)), tf.random.normal((n, d)), tf.random.normal((d, d))
+    kernel, rows = 4.0 * d * d, 4.0 * n * d
+    cases = [
+        # name, fn, op, out shape, in shapes, out bytes, in bytes
+        ("weight gradient x^T dy", lambda: tf.matmul(x, dy, transpose_a=True),
+         "MatMul", (d, d), [(n, d), (n, d)], kernel, 2 * rows),
+        ("input gradient dy w^T", lambda: tf.matmul(dy, w, transpose_b=True),
+         "MatMul", (n, d), [(n, d), (d, d)], rows, rows + kernel),
+        ("square of the kernel", lambda: tf.square(w),
+         "Square", (d, d), [(d, d)], kernel, kernel),
+    ]  # fmt: skip
+    for name, fn, op, out, ins, out_bytes, in_bytes in cases:
+        modelled = op_duration(op, [out], ins, out_bytes, in_bytes) / 1e6
+        print(f"{name}: {timed(fn):.1f} ms measured, {modelled:.1f} ms modelled")
 
 
 if __name__ == "__main__":
