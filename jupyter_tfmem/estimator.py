@@ -1845,6 +1845,21 @@ def _sequence_loop_exits(nodes) -> None:
         for name in loop["exit"]:
             extra = [n for n in loop["next"] if n not in nodes[name].controls]
             nodes[name].controls.extend(extra)
+        # A list the body pops (a backward loop reading its accumulator) gives
+        # up one element per iteration; run once, the pop would free the whole
+        # list as soon as the loop is entered, which in TF's log happens while
+        # the later layers' backward loops still run.  Its next value waits for
+        # the body's other loop values, so the list lives until the loop ends.
+        lists = [n for n in loop["next"] if _is_list(nodes[n])]
+        state = [n for n in loop["next"] if not _is_list(nodes[n])]
+        for name in lists:
+            nodes[name].controls.extend(s for s in state if s not in nodes[name].controls)
+
+
+def _is_list(node) -> bool:
+    """A node whose first output is a TensorList (a variant handle)."""
+    spec = node.outputs[0] if node.outputs else None
+    return spec is not None and spec[2] is not None and getattr(spec[2], "name", "") == "variant"
 
 
 def _list_origin(nodes, tensor, depth: int = 0):
