@@ -160,12 +160,14 @@ def estimate_worker(names: list[str], out: str) -> None:
     Path(out).write_text(json.dumps(results), encoding="utf-8")
 
 
-def run_estimates(names: list[str]) -> dict[str, Any]:
+def run_estimates(names: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Estimates from a child process, under the environment the cases were measured in."""
     with tempfile.TemporaryDirectory(prefix="tfmem-bench-") as tmp:
         out = os.path.join(tmp, "estimates.json")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--estimate-worker",
                "--cases", ",".join(names), "--out", out]
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False,
+                              env={**os.environ, **(env or {})})
         if proc.returncode != 0 or not os.path.exists(out):
             raise RuntimeError(f"estimate process failed:\n{proc.stderr[-3000:]}")
         return json.loads(Path(out).read_text(encoding="utf-8"))
@@ -378,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="cases measured at once")
     parser.add_argument("--remeasure", action="store_true", help="ignore cached measurements")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help="environment for measuring (cached separately, no docs)")
+                        help="environment to measure and estimate in (cached separately, no docs)")
     parser.add_argument("--docs", help="write the Markdown table here "
                         "(default: docs/accuracy.md for a full, default-environment run)")
     parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
@@ -405,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         estimates: dict[str, Any] = {}
     else:
         print("estimating in a child process...", flush=True)
-        estimates = run_estimates([c.name for c in cases])
+        estimates = run_estimates([c.name for c in cases], env)
     rows = build_rows(cases, measured, estimates)
     print()
     print_report(rows)

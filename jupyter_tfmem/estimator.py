@@ -187,6 +187,11 @@ def _executor_threads(device: Any) -> int:
     if device.upper().startswith("GPU"):
         return 0
     threads = tf.config.threading.get_inter_op_parallelism_threads()
+    if not threads:  # TF reads this variable when it makes the pool, as a default
+        try:
+            threads = max(0, int(os.environ.get("TF_NUM_INTEROP_THREADS", "0")))
+        except ValueError:
+            threads = 0
     if not threads:  # TF's default: one per schedulable core
         try:
             threads = len(os.sched_getaffinity(0))

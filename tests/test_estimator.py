@@ -493,3 +493,17 @@ def test_tensors_the_model_captured_are_held_not_batched():
         return f.categories["parameters"].bytes - interpolate_slack(f.slack, n).get("parameters", 0)
 
     assert requested(fp.at(64), 64) == pytest.approx(requested(fp, 4), abs=2)
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", 1), ("3", 3), ("", None), ("many", None)])
+def test_the_estimate_follows_tfs_inter_op_threads_variable(monkeypatch, value, expected):
+    # TF sizes its inter-op pool from TF_NUM_INTEROP_THREADS when the program
+    # set no count; with one thread its executor runs one kernel at a time.
+    import os
+
+    from jupyter_tfmem.estimator import _executor_threads
+
+    monkeypatch.setenv("TF_NUM_INTEROP_THREADS", value)
+    default = len(os.sched_getaffinity(0))
+    assert _executor_threads("CPU") == (expected or default)
+    assert _executor_threads("GPU") == 0
