@@ -314,7 +314,7 @@ def machine_description() -> str:
 
 
 def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any],
-               path: Path = DOCS) -> None:
+               path: Path = DOCS, env: dict[str, str] | None = None) -> None:
     from tabulate import tabulate
 
     devices = sorted({m.get("device", "?") for m in measured.values()})
@@ -337,6 +337,8 @@ def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any
         f"- Command: `{command}`",
         f"- Date: {_dt.date.today().isoformat()} (measured on {', '.join(dates)})",
         f"- Machine: {machine_description()}",
+        *([f"- Environment (measured and estimated in): "
+           f"{', '.join(f'`{k}={v}`' for k, v in sorted(env.items()))}"] if env else []),
         f"- TensorFlow {tf_version()}, Keras {importlib.metadata.version('keras')}, "
         f"Python {platform.python_version()}; device {', '.join(devices)}; "
         + "; ".join(notes),
@@ -416,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     if docs is not None and not args.measure_only:
         command = "python benchmarks/accuracy.py " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:]))
-        write_docs(rows, command.strip(), measured, docs)
+        write_docs(rows, command.strip(), measured, docs, env)
         print(f"\nwrote {docs}")
     return 0
 
