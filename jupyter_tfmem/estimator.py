@@ -1856,7 +1856,7 @@ def _sequence_loop_exits(nodes) -> None:
         # the later layers' backward loops still run.  Its next value waits for
         # the body's other loop values, so the list lives until the loop ends.
         lists = [n for n in loop["next"] if _is_list(nodes[n])]
-        state = [n for n in loop["next"] if not _is_list(nodes[n])]
+        state = [n for n in loop["next"] if n not in lists]
         for name in lists:
             nodes[name].controls.extend(s for s in state if s not in nodes[name].controls)
 
@@ -1864,7 +1864,7 @@ def _sequence_loop_exits(nodes) -> None:
 def _is_list(node) -> bool:
     """A node whose first output is a TensorList (a variant handle)."""
     spec = node.outputs[0] if node.outputs else None
-    return spec is not None and spec[2] is not None and getattr(spec[2], "name", "") == "variant"
+    return spec is not None and _dtype_name(spec[2]) == "variant"
 
 
 def _list_origin(nodes, tensor, depth: int = 0):

@@ -8,12 +8,7 @@ from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
 LIST, ELEM, WORK = 1000.0, 10.0, 300.0
 
 
-class _DType:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-VARIANT, F32 = _DType("variant"), _DType("float32")
+VARIANT, F32 = "variant", "float32"
 
 
 def _backward_loop(list_dtype=VARIANT) -> dict[str, Node]:
