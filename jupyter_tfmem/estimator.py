@@ -1402,17 +1402,20 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
             written[node.name] = node.inputs[2]
             slots[node.name] = _const_slot(nodes, consts, node.inputs[1][0])
 
-    # Which tensors a list keeps one of per iteration (a slot-0 write keeps
-    # only the last), and what each loop variable's next value is: a carried
-    # value pushed at the next iteration is the tensor kept where it was
-    # produced, if it was kept there.
-    kept_per_iteration: set[str] = set()
-    carried_next: dict[str, str] = {}
+    # Which tensors an accumulator keeps one of per iteration, and what each
+    # loop variable's next value is: a carried value pushed at the next
+    # iteration is the tensor an accumulator already keeps, if one does.  An
+    # output list (TensorListSetItem) does not count: TensorListStack copies
+    # it at the loop's end and frees it, so the accumulator is what keeps
+    # those buffers for the backward pass (with a static batch, Keras's GRU
+    # pushes its carried state but not the new state it also writes out).
+    accumulated: set[str] = set()
+    carried_next: dict[str, tuple[str, int]] = {}
     for name, elem in written.items():
-        if slots.get(name) is None:  # one element per iteration
+        if nodes[name].op == "TensorListPushBack":
             root = element_root(elem[0])
             if root is not None:
-                kept_per_iteration.add(root.name)
+                accumulated.add(root.name)
     for node in nodes.values():
         if node.op == "Merge":
             for s_name, _ in node.inputs:
@@ -1420,7 +1423,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
                 if nxt is not None and nxt.op == "NextIteration" and nxt.inputs:
                     value = element_root(nxt.inputs[0][0])
                     if value is not None:
-                        carried_next[node.name] = value.name
+                        carried_next[node.name] = (value.name, nxt.inputs[0][1])
     # A tensor both pushed for the backward pass and written to an output
     # list lives as long as the accumulator keeps it (the output list's
     # references go at its TensorListStack): charge the pushes first.
@@ -1446,12 +1449,14 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
         if (
             src is None
             or src.op in ("ReadVariableOp", "TensorListGetItem")
-            or (src.op == "Merge" and carried_next.get(src.name) in kept_per_iteration)
+            or (src.op == "Merge" and carried_next.get(src.name, ("",))[0] in accumulated)
             or (src.name, elem[1]) in pushed
         ):
             node.outputs[0] = (0.0, 0.0, None)
             continue
         pushed.add((src.name, elem[1]))
+        if src.op == "Merge" and src.name in carried_next:
+            pushed.add(carried_next[src.name])  # its output-list writes share these buffers
         spec = _spec(nodes, elem)
         if spec is None or not node.outputs:
             continue

@@ -28,8 +28,8 @@ def _backward_loop(list_dtype=VARIANT) -> dict[str, Node]:
         *((f"chain{i}", "NoOp", [(f"chain{i - 1}", 0)] if i else [], (0, None)) for i in range(9)),
         ("later", "Fill", [("chain8", 0)], (WORK, F32)),
         ("h_enter", "Enter", [("later", 0)], (0.0, F32)),
-        ("h_merge", "Merge", [("h_enter", 0), ("h_next", 0)], (0.0, F32)),
-        ("h_switch", "Switch", [("h_merge", 0), ("cond", 0)], (0.0, F32)),
+        ("h_merge", "Merge", [("h_enter", 0), ("h_next", 0)], (H, F32)),
+        ("h_switch", "Switch", [("h_merge", 0), ("cond", 0)], (H, F32)),
         ("grad", "Mul", [("h_switch", 1), ("pop", 1)], (4.0, F32)),
         ("h_next", "NextIteration", [("grad", 0)], (0.0, F32)),
         ("exit", "Exit", [("h_switch", 0)], (0.0, F32)),
@@ -72,3 +72,60 @@ def test_a_popped_list_stays_allocated_until_its_loop_ends():
     # pass runs; TF frees its elements only as the loop's iterations use them.
     assert live["later"] >= LIST + WORK
     assert live["exit"] < LIST  # and it goes when the loop ends
+
+
+H = 48.0  # bytes of the recurrent state
+
+
+def _forward_loop() -> dict[str, Node]:
+    """A GRU-like forward loop traced with a static batch, as TF lowers it.
+
+    Each tensor's spec is its size (aliases included), as shape inference gives it.
+
+    The carried state ``h`` is pushed for the backward pass; the new state
+    ``h_new`` (next iteration's ``h``) is written to the output list, which
+    TensorListStack copies after the loop.  Nothing pushes ``h_new`` itself.
+    """
+    spec = [
+        ("h_init", "Fill", [], (H, F32)),
+        ("cond", "LoopCond", [], (1.0, None)),
+        ("h_enter", "Enter", [("h_init", 0)], (H, F32)),
+        ("h_merge", "Merge", [("h_enter", 0), ("h_next", 0)], (H, F32)),
+        ("h_switch", "Switch", [("h_merge", 0), ("cond", 0)], (H, F32)),
+        ("h_body", "Identity", [("h_switch", 1)], (H, F32)),
+        ("acc", "EmptyTensorList", [], (0.0, VARIANT)),
+        ("acc_enter", "Enter", [("acc", 0)], (0.0, VARIANT)),
+        ("acc_merge", "Merge", [("acc_enter", 0), ("acc_next", 0)], (0.0, VARIANT)),
+        ("acc_switch", "Switch", [("acc_merge", 0), ("cond", 0)], (0.0, VARIANT)),
+        ("push", "TensorListPushBack", [("acc_switch", 1), ("h_body", 0)], (0.0, VARIANT)),
+        ("acc_next", "NextIteration", [("push", 0)], (0.0, VARIANT)),
+        ("h_new", "AddV2", [("h_body", 0), ("h_init", 0)], (H, F32)),
+        ("h_next", "NextIteration", [("h_new", 0)], (H, F32)),
+        ("out", "TensorListReserve", [], (0.0, VARIANT)),
+        ("out_enter", "Enter", [("out", 0)], (0.0, VARIANT)),
+        ("out_merge", "Merge", [("out_enter", 0), ("out_next", 0)], (0.0, VARIANT)),
+        ("out_switch", "Switch", [("out_merge", 0), ("cond", 0)], (0.0, VARIANT)),
+        ("step", "Identity", [("cond", 0)], (4.0, None)),
+        ("set", "TensorListSetItem", [("out_switch", 1), ("step", 0), ("h_new", 0)], (0, VARIANT)),
+        ("out_next", "NextIteration", [("set", 0)], (0.0, VARIANT)),
+    ]
+    nodes = {
+        name: Node(name, op, list(inputs), [], [(a, 0.0, dtype)])
+        for name, op, inputs, (a, dtype) in spec
+    }
+    for name in ("h_switch", "acc_switch", "out_switch"):  # output 0 to the exit, 1 to the body
+        nodes[name].outputs.append(nodes[name].outputs[0])
+    return nodes
+
+
+def test_a_pushed_carried_state_is_charged_to_its_accumulator_not_the_output_list():
+    from tensorflow.core.framework import graph_pb2
+
+    nodes = _forward_loop()
+    estimator._size_tensor_lists(graph_pb2.GraphDef(), nodes)
+    # The accumulator keeps every step's state for the backward pass; the output
+    # list refers to the same buffers and is copied and freed after the loop.
+    assert nodes["acc_enter"].op == "_ListEnter"
+    assert nodes["acc_enter"].outputs[0][0] == H
+    assert nodes["set"].outputs[0][0] == 0.0
+    assert nodes["out_enter"].outputs[0][0] == 0.0
