@@ -493,32 +493,81 @@ class _quiet_tf:
         self._logger.setLevel(self._level)
 
 
+def _with_batch_dim(specs: Any, batch: int | None) -> Any:
+    import tensorflow as tf
+
+    return tf.nest.map_structure(
+        lambda s: tf.TensorSpec((batch, *s.shape[1:]), s.dtype, name=s.name), specs
+    )
+
+
+def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
+    """The step's optimized graph and its tensors' shapes at batches ``_B1`` and ``_B2``.
+
+    Keras traces ``train_on_batch`` and ``predict_on_batch`` (and ``fit`` on
+    data whose batches are all full) with the batch size in every shape, and
+    TF's gradient functions and Grappler write a different graph then: no
+    ``BroadcastGradientArgs``/``Reshape`` pairs, shapes folded to constants,
+    and, in a recurrent loop, fewer tensors pushed for the backward pass (a
+    tensor whose gradient needed only its shape is no longer accumulated).
+    So the step is traced at two fixed batch sizes and each graph's shapes
+    are read from its own trace.  If the two graphs differ (Grappler folded
+    a tensor at one size and not the other), the estimate falls back to one
+    graph traced with an open batch dimension, the graph ``fit`` runs when
+    its last batch is partial.
+    """
+    from .engine import grappler
+    from .engine.step import trace_step
+
+    def trace(batch):
+        return trace_step(
+            model,
+            training=training,
+            x_specs=_with_batch_dim(x_specs, batch),
+            y_specs=_with_batch_dim(y_specs, batch) if training else y_specs,
+            loss_fn=loss_fn,
+            optimizer=opt,
+        )
+
+    def infer(traced, optimized, batch):
+        plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
+        plain, stand_ins, batched = grappler.detach_calls(plain, traced.call_shapes)
+        consts = grappler.list_element_shapes(plain)
+        placeholders = list(traced.input_placeholders) + batched
+        props = grappler.infer_shapes(
+            grappler.with_batch(plain, placeholders, batch, consts), traced.fetches
+        )
+        for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
+            props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
+        return props
+
+    first, second = trace(_B1), trace(_B2)
+    graphs = [grappler.optimize(t.graph_def, t.fetches) for t in (first, second)]
+    same_args = len(first.arg_names) == len(second.arg_names)
+    names = dict(zip(second.arg_names, first.arg_names, strict=False))
+    if same_args and grappler.structure(graphs[0]) == grappler.structure(
+        grappler.renamed(graphs[1], names)
+    ):
+        return first, graphs[0], infer(first, graphs[0], _B1), infer(second, graphs[1], _B2)
+    notes.append(
+        "TF writes a different graph for this step at different batch sizes; estimated on "
+        "the graph traced with an open batch dimension."
+    )
+    traced = trace(None)
+    optimized = grappler.optimize(traced.graph_def, traced.fetches)
+    return traced, optimized, infer(traced, optimized, _B1), infer(traced, optimized, _B2)
+
+
 def _estimate_traced(
     model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, threads=0
 ):
-    from .engine import grappler
     from .engine.schedule import Buffer, replay, upper_hull_positions
-    from .engine.step import trace_step
 
     if training:
         opt = _tracing_optimizer(model, opt)
-    traced = trace_step(
-        model, training=training, x_specs=x_specs, y_specs=y_specs, loss_fn=loss_fn, optimizer=opt
+    traced, optimized, props1, props2 = _trace_and_infer(
+        model, training, x_specs, y_specs, loss_fn, opt, notes
     )
-    optimized = grappler.optimize(traced.graph_def, traced.fetches)
-    placeholders = list(traced.input_placeholders)
-    plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
-    plain, stand_ins, batched = grappler.detach_calls(plain, traced.call_shapes)
-    shape_consts = grappler.list_element_shapes(plain)
-    props1 = grappler.infer_shapes(
-        grappler.with_batch(plain, placeholders + batched, _B1, shape_consts), traced.fetches
-    )
-    props2 = grappler.infer_shapes(
-        grappler.with_batch(plain, placeholders + batched, _B2, shape_consts), traced.fetches
-    )
-    for props in (props1, props2):  # a call's outputs are its stand-ins' shapes
-        for call, outs in stand_ins.items():
-            props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
 
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)

@@ -42,6 +42,24 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     return tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
 
 
+def renamed(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> graph_pb2.GraphDef:
+    """A copy with nodes renamed by ``names`` (and every reference to them)."""
+    gd = copy.deepcopy(graph_def)
+    for node in gd.node:
+        node.name = names.get(node.name, node.name)
+        for i, ref in enumerate(node.input):
+            ctrl = ref.startswith("^")
+            name, sep, port = ref.lstrip("^").partition(":")
+            if name in names:
+                node.input[i] = ("^" if ctrl else "") + names[name] + sep + port
+    return gd
+
+
+def structure(graph_def: graph_pb2.GraphDef) -> set[tuple[str, str, tuple[str, ...]]]:
+    """Every node's name, op and inputs: equal for two graphs that differ only in values."""
+    return {(n.name, n.op, tuple(n.input)) for n in graph_def.node}
+
+
 def detach_calls(
     graph_def: graph_pb2.GraphDef, call_shapes: dict[str, list[tuple[Any, Any]]]
 ) -> tuple[graph_pb2.GraphDef, dict[str, list[str]], list[str]]:

@@ -33,6 +33,9 @@ class TracedStep:
     call_shapes: dict[str, list[tuple[tuple[int | None, ...] | None, Any]]] = dataclasses.field(
         default_factory=dict
     )
+    #: the function's inputs (arguments, then captures) in order: two traces
+    #: of one step name their captures differently, in the same order
+    arg_names: list[str] = dataclasses.field(default_factory=list)
 
 
 def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
@@ -142,6 +145,7 @@ def trace_step(
         call_shapes=call_shapes,
         constant_placeholders=constant_placeholders,
         outputs=[(t.op.name, t.value_index) for t in graph.outputs],
+        arg_names=[t.op.name for t in graph.inputs],
     )
 
 

@@ -1,0 +1,75 @@
+"""Which graph the estimate is read from: the one Keras runs, with the batch in every shape."""
+
+from __future__ import annotations
+
+import pytest
+
+keras = pytest.importorskip("keras")
+
+import jupyter_tfmem as jt  # noqa: E402
+from jupyter_tfmem.engine import grappler  # noqa: E402
+
+FALLBACK = "estimated on the graph traced with an open batch dimension"
+
+
+def normed_mlp() -> keras.Model:
+    inp = keras.Input((32,))
+    x = keras.layers.Dense(64, name="dense")(inp)
+    x = keras.layers.LayerNormalization(name="norm")(x)  # a broadcast multiply by gamma
+    out = keras.layers.Dense(4, name="logits")(x)
+    return keras.Model(inp, out)
+
+
+@pytest.fixture
+def optimized_graphs(monkeypatch):
+    graphs = []
+    optimize = grappler.optimize
+
+    def spy(graph_def, fetches):
+        graphs.append(optimize(graph_def, fetches))
+        return graphs[-1]
+
+    monkeypatch.setattr(grappler, "optimize", spy)
+    return graphs
+
+
+def _ops(graph_def) -> set[str]:
+    return {node.op for node in graph_def.node}
+
+
+def test_the_step_is_traced_with_the_batch_in_its_shapes(optimized_graphs):
+    fp = jt.estimate(normed_mlp(), 16, optimizer="sgd", loss="mse")
+    # train_on_batch traces with the batch size known, so TF's gradient code
+    # writes no BroadcastGradientArgs (it knows every shape at trace time).
+    assert len(optimized_graphs) == 2  # batch 4 and batch 7, one structure
+    assert all("BroadcastGradientArgs" not in _ops(g) for g in optimized_graphs)
+    assert not any(FALLBACK in note for note in fp.notes)
+
+
+def test_a_graph_that_depends_on_the_batch_size_falls_back_to_an_open_batch(
+    optimized_graphs, monkeypatch
+):
+    calls = iter(range(100))
+    monkeypatch.setattr(grappler, "structure", lambda graph_def: {next(calls)})
+    model = normed_mlp()
+    fp = jt.estimate(model, 16, optimizer="sgd", loss="mse")
+    assert any(FALLBACK in note for note in fp.notes)
+    assert len(optimized_graphs) == 3
+    # The open batch is what makes TF's gradients broadcast at run time.
+    assert "BroadcastGradientArgs" in _ops(optimized_graphs[-1])
+    assert fp.peak_bytes > 0
+    assert fp.at(64).peak_bytes > fp.peak_bytes
+
+
+def test_renaming_a_graphs_nodes_renames_every_reference():
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    a = gd.node.add(name="captured_1", op="Placeholder")
+    b = gd.node.add(name="use", op="Identity")
+    b.input.extend(["captured_1:0", "^captured_1", "other"])
+    out = grappler.renamed(gd, {"captured_1": "captured_9"})
+    assert [n.name for n in out.node] == ["captured_9", "use"]
+    assert list(out.node[1].input) == ["captured_9:0", "^captured_9", "other"]
+    assert a.name == "captured_1"  # the input graph is left alone
+    assert grappler.structure(out) != grappler.structure(gd)
