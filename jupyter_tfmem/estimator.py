@@ -127,6 +127,7 @@ def estimate(
     y_specs = None
     if training:
         opt, opt_name = _resolve_optimizer(model, optimizer, notes)
+        opt = _loss_scaled_like_compile(model, opt)
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
         y_specs = _target_specs(model, loss_desc, x_specs)
     jit = getattr(model, "jit_compile", False) is True
@@ -263,6 +264,22 @@ def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[An
         "optimizer must be a name such as 'adam' or a keras optimizer, "
         f"got {type(optimizer).__name__}"
     )
+
+
+def _loss_scaled_like_compile(model: Any, optimizer: Any) -> Any:
+    """The optimizer wrapped in a LossScaleOptimizer if ``compile()`` would wrap it.
+
+    Under ``mixed_float16`` Keras's ``compile`` puts the optimizer inside a
+    LossScaleOptimizer, whose step unscales every gradient, checks them all
+    for inf/NaN (one bool tensor per gradient) and applies the update inside
+    a ``cond``: ops that allocate, so the estimate traces them too.
+    """
+    import keras
+
+    lso = keras.optimizers.LossScaleOptimizer
+    if model.dtype_policy.name != "mixed_float16" or isinstance(optimizer, lso):
+        return optimizer
+    return lso(optimizer, name="loss_scale_optimizer")
 
 
 def _fresh_optimizer(optimizer: Any) -> Any:

@@ -73,3 +73,13 @@ def test_renaming_a_graphs_nodes_renames_every_reference():
     assert list(out.node[1].input) == ["captured_9:0", "^captured_9", "other"]
     assert a.name == "captured_1"  # the input graph is left alone
     assert grappler.structure(out) != grappler.structure(gd)
+
+
+def test_under_mixed_float16_the_update_is_loss_scaled_as_compile_makes_it(optimized_graphs):
+    # compile() wraps the optimizer in a LossScaleOptimizer under mixed_float16:
+    # its step checks every gradient for inf/NaN (a bool tensor per gradient).
+    jt.estimate(normed_mlp(), 16, optimizer="adam", loss="mse", precision="mixed_float16")
+    assert "IsFinite" in _ops(optimized_graphs[0])
+    optimized_graphs.clear()
+    jt.estimate(normed_mlp(), 16, optimizer="adam", loss="mse")
+    assert "IsFinite" not in _ops(optimized_graphs[0])
