@@ -1,0 +1,159 @@
+"""Is the graph the estimate replays the one TF runs?
+
+For each zoo case, a fresh process compiles the model and runs two steps
+the way the measuring protocol does (``train_on_batch`` or
+``predict_on_batch``) with TF dumping the step function's graphs
+(``TF_DUMP_GRAPH_PREFIX``); the one after Grappler
+(``before_opt_group_post_rewrite_for_exec``) is what TF's executor runs.
+This process then traces the same step with ``jupyter_tfmem.estimate`` and
+prints, per op type, how many ops each graph has.  Plumbing that exists in
+one form only (``_Arg``/``_Retval`` against ``Placeholder``, ``Const``,
+``Identity``, ``NoOp``) is left out of the totals.
+
+    python benchmarks/graph_match.py                          # the GRU tagger
+    python benchmarks/graph_match.py --cases transformer_mixed16_adam,mlp_sgd
+    python benchmarks/graph_match.py --open-batch             # as traced before session 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUMBING = frozenset({"_Arg", "_Retval", "Placeholder", "Const", "Identity", "NoOp"})
+
+_DRIVER = textwrap.dedent(
+    """
+    import sys
+    import tensorflow as tf
+    import keras
+    from jupyter_tfmem import _measure_worker as worker
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(sys.argv[1])
+    if case.precision:
+        keras.config.set_dtype_policy(case.precision)
+    model = case.builder()
+    if case.training:
+        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
+        model.compile(optimizer=case.make_optimizer(), loss=loss)
+    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
+    for _ in range(2):
+        model.train_on_batch(x, y) if case.training else model.predict_on_batch(x)
+    """
+)
+
+
+def tf_runtime_ops(case: str) -> collections.Counter:
+    """Op counts of the step graph TF's executor ran, from TF's own dump."""
+    from google.protobuf import text_format
+    from tensorflow.core.framework import graph_pb2
+
+    with tempfile.TemporaryDirectory() as dump:
+        env = dict(
+            os.environ,
+            TF_DUMP_GRAPH_PREFIX=dump,
+            # The dumps are written only while these modules log verbosely.
+            TF_CPP_VMODULE="process_function_library_runtime=4,optimization_registry=4",
+            TF_CPP_MIN_LOG_LEVEL="0",
+            PYTHONPATH=str(ROOT),
+        )
+        subprocess.run(
+            [sys.executable, "-c", _DRIVER, case],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        dumps = [
+            p
+            for p in Path(dump).glob("*one_step_on_data*before_opt_group_post_rewrite_for_exec*")
+            if "_partition_" not in p.name
+        ]
+        if not dumps:
+            raise SystemExit(f"{case}: TF wrote no dump of its step function")
+        graph = text_format.Parse(
+            max(dumps, key=lambda p: p.stat().st_size).read_text(), graph_pb2.GraphDef()
+        )
+    return collections.Counter(node.op for node in graph.node)
+
+
+def estimator_ops(
+    case_name: str, open_batch: bool = False
+) -> tuple[collections.Counter, tuple[str, ...]]:
+    """Op counts of the graph the estimate replays (Grappler's output on its trace).
+
+    ``open_batch`` makes the estimate take its fallback, one trace with an
+    open batch dimension, for comparison.
+    """
+    import jupyter_tfmem as jt
+    from jupyter_tfmem.engine import grappler
+    from jupyter_tfmem.zoo import get_case
+
+    graphs = []
+    optimize = grappler.optimize
+
+    def keep(graph_def, fetches):
+        graphs.append(optimize(graph_def, fetches))
+        return graphs[-1]
+
+    case = get_case(case_name)
+    structure = grappler.structure
+    grappler.optimize = keep
+    if open_batch:  # no two graphs compare equal: the estimate falls back
+        grappler.structure = lambda graph_def: object()
+    try:
+        fp = jt.estimate(
+            case.builder(),
+            case.batch_size,
+            training=case.training,
+            optimizer=case.make_optimizer() if case.training else None,
+            loss=case.loss,
+            precision=case.precision,
+        )
+    finally:
+        grappler.optimize, grappler.structure = optimize, structure
+    # With an open-batch fallback the third graph is the one replayed.
+    return collections.Counter(node.op for node in graphs[-1].node), fp.notes
+
+
+def report(case: str, open_batch: bool) -> None:
+    theirs = tf_runtime_ops(case)
+    ours, notes = estimator_ops(case, open_batch)
+    total_t = sum(n for op, n in theirs.items() if op not in PLUMBING)
+    total_o = sum(n for op, n in ours.items() if op not in PLUMBING)
+    print(f"{case}: TF's runtime graph {total_t} ops, the estimate's {total_o} (plumbing left out)")
+    for note in notes:
+        if "graph" in note and not open_batch:
+            print(f"  note: {note}")
+    diffs = sorted(
+        (op for op in set(theirs) | set(ours) if op not in PLUMBING and theirs[op] != ours[op]),
+        key=lambda op: -abs(theirs[op] - ours[op]),
+    )
+    if not diffs:
+        print("  every op type appears as often in both")
+    for op in diffs:
+        print(f"  {op:28s} TF {theirs[op]:5d}  estimate {ours[op]:5d}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="gru_tagger_rmsprop", help="comma-separated zoo cases")
+    parser.add_argument(
+        "--open-batch", action="store_true", help="compare the open-batch trace (the fallback)"
+    )
+    args = parser.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    for case in args.cases.split(","):
+        report(case.strip(), args.open_batch)
+
+
+if __name__ == "__main__":
+    main()
