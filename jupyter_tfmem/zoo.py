@@ -80,6 +80,13 @@ def resnet50_64() -> Any:
     )
 
 
+def resnet50_320() -> Any:
+    """ResNet50 on 320x320 RGB: Grappler's memory optimizer rewrites one of its AddNs."""
+    return _keras().applications.ResNet50(
+        weights=None, input_shape=(320, 320, 3), classes=10, classifier_activation="softmax"
+    )
+
+
 def mobilenetv2_96() -> Any:
     """MobileNetV2 (depthwise convolutions, ReLU6) on 96x96 RGB, 10 classes."""
     return _keras().applications.MobileNetV2(weights=None, input_shape=(96, 96, 3), classes=10)
@@ -428,6 +435,16 @@ _CASE_LIST: tuple[ZooCase, ...] = (
         None,
         _IMG64,
         "ResNet50 64x64, batch 64, inference",
+    ),
+    ZooCase(
+        "resnet50_320_sgd",
+        resnet50_320,
+        16,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((320, 320, 3), "float32"),),
+        "ResNet50 320x320, batch 16, training with plain SGD (an AddN summed in place)",
     ),
     ZooCase(
         "mobilenetv2_96_adam",

@@ -193,3 +193,29 @@ def test_the_measured_step_frees_the_buffer_the_warm_up_assigned():
     (second,) = [key for kind, key, *_ in measured if kind == "a"]
     assert second != first
     assert ("f", first, 0.0, 0.0, None) in measured
+
+
+def test_an_addn_grappler_turned_into_a_temporary_variable_sums_in_place():
+    # Grappler's memory optimizer rewrites a large AddN as a TemporaryVariable
+    # that is zeroed, added into as each input is ready, and handed on by
+    # DestroyTemporaryVariable: one buffer, however many inputs (ResNet50 at
+    # 320x320 has one; the estimate moved from -2.9% to +0.3% of TF's peak).
+    f32, g = "float32", 100.0
+    spec = [
+        ("tmp", "TemporaryVariable", [], g),
+        ("zeros", "ZerosLike", [("g1", 0)], g),
+        ("init", "Assign", [("tmp", 0), ("zeros", 0)], g),
+        ("g1", "Fill", [], g),
+        ("acc1", "AssignAdd", [("init", 0), ("g1", 0)], g),
+        ("g2", "Fill", [("acc1", 0)], g),
+        ("acc2", "AssignAdd", [("init", 0), ("g2", 0)], g),
+        ("sum", "DestroyTemporaryVariable", [("tmp", 0)], g),
+        ("out", "Mul", [("sum", 0), ("sum", 0)], 1.0),
+    ]
+    nodes = {name: Node(name, op, ins, [], [(size, 0.0, f32)]) for name, op, ins, size in spec}
+    nodes["sum"].controls = ["acc2"]
+    order = topo_fifo_order(nodes)
+    timeline, _ = replay(nodes, order, 1, preset={}, keep=[("out", 0)])
+    live = dict(zip(order, (a for a, _ in timeline), strict=True))
+    assert live["acc2"] == g + g  # the variable and the second input; the adds allocate nothing
+    assert live["sum"] == g  # the sum is the variable's buffer

@@ -36,6 +36,12 @@ ALIAS_OPS = frozenset(
         "Merge",
         "RefIdentity",
         "OptionalFromValue",
+        # Grappler's memory optimizer sums a large AddN into a TemporaryVariable
+        # (which allocates) in place; these return that variable's buffer.
+        "Assign",
+        "AssignAdd",
+        "AssignSub",
+        "DestroyTemporaryVariable",
     }
 )
 
