@@ -9,6 +9,7 @@ the batch size (engine.grappler) -> replay it in executor order (engine.schedule
 from __future__ import annotations
 
 import collections
+import contextvars
 import gc
 import itertools
 import math
@@ -19,14 +20,26 @@ from typing import Any
 from .footprint import ALLOCATOR_ROW_NAME, Footprint, LayerInfo, PeakLine
 from .overhead import DEFAULT_OVERHEAD
 
-#: Batch sizes the shape inference runs at; any two distinct values give the lines.
+#: Batch sizes the step is traced at when an estimate names none (and for
+#: batch 1, where broadcasting makes a different graph): any two distinct
+#: values give the lines.
 _B1, _B2 = 4, 7
+#: The two batch sizes of the estimate being made: its own and the next, so
+#: that the graph is the one TF runs at that batch.
+_BATCHES: contextvars.ContextVar[tuple[int, int]] = contextvars.ContextVar(
+    "tfmem_batches", default=(_B1, _B2)
+)
+
+
+def _trace_batches(batch_size: int) -> tuple[int, int]:
+    return (batch_size, batch_size + 1) if batch_size >= 2 else (_B1, _B2)
 
 
 def _linear(at_b1: float, at_b2: float) -> tuple[float, float]:
     """``(a, b)`` with ``a + b * n`` through the sizes at the two traced batches."""
-    b = (at_b2 - at_b1) / (_B2 - _B1)
-    return at_b1 - b * _B1, b
+    b1, b2 = _BATCHES.get()
+    b = (at_b2 - at_b1) / (b2 - b1)
+    return at_b1 - b * b1, b
 
 
 #: Largest batch ``estimate`` accepts; ``Footprint.at`` extrapolates beyond it.
@@ -138,18 +151,22 @@ def estimate(
                     model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
                 )
             else:
-                fp = _estimate_traced(
-                    model,
-                    batch_size,
-                    training,
-                    x_specs,
-                    y_specs,
-                    loss_fn,
-                    opt,
-                    opt_name,
-                    notes,
-                    threads=threads,
-                )
+                batches = _BATCHES.set(_trace_batches(int(batch_size)))
+                try:
+                    fp = _estimate_traced(
+                        model,
+                        batch_size,
+                        training,
+                        x_specs,
+                        y_specs,
+                        loss_fn,
+                        opt,
+                        opt_name,
+                        notes,
+                        threads=threads,
+                    )
+                finally:
+                    _BATCHES.reset(batches)
         except MemoryError:
             raise
         except Exception as err:
@@ -519,7 +536,7 @@ def _with_batch_dim(specs: Any, batch: int | None) -> Any:
 
 
 def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
-    """The step's optimized graph and its tensors' shapes at batches ``_B1`` and ``_B2``.
+    """The step's optimized graph and its tensors' shapes at the two ``_BATCHES``.
 
     Keras traces ``train_on_batch`` and ``predict_on_batch`` (and ``fit`` on
     data whose batches are all full) with the batch size in every shape, and
@@ -527,11 +544,12 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     ``BroadcastGradientArgs``/``Reshape`` pairs, shapes folded to constants,
     and, in a recurrent loop, fewer tensors pushed for the backward pass (a
     tensor whose gradient needed only its shape is no longer accumulated).
-    So the step is traced at two fixed batch sizes and each graph's shapes
-    are read from its own trace.  If the two graphs differ (Grappler folded
-    a tensor at one size and not the other), the estimate falls back to one
-    graph traced with an open batch dimension, the graph ``fit`` runs when
-    its last batch is partial.
+    Grappler's rewrites depend on the sizes too (it folds small tensors into
+    constants, and sums a large ``AddN`` in place), so the step is traced
+    at the estimate's batch size and the next one, and each graph's shapes
+    are read from its own trace.  If the two graphs differ, the estimate
+    falls back to one graph traced with an open batch dimension, the graph
+    ``fit`` runs when its last batch is partial.
     """
     from .engine import grappler
     from .engine.step import trace_step
@@ -558,21 +576,22 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
         return props
 
-    first, second = trace(_B1), trace(_B2)
+    b1, b2 = _BATCHES.get()
+    first, second = trace(b1), trace(b2)
     graphs = [grappler.optimize(t.graph_def, t.fetches) for t in (first, second)]
     same_args = len(first.arg_names) == len(second.arg_names)
     names = dict(zip(second.arg_names, first.arg_names, strict=False))
     if same_args and grappler.structure(graphs[0]) == grappler.structure(
         grappler.renamed(graphs[1], names)
     ):
-        return first, graphs[0], infer(first, graphs[0], _B1), infer(second, graphs[1], _B2)
+        return first, graphs[0], infer(first, graphs[0], b1), infer(second, graphs[1], b2)
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
         "the graph traced with an open batch dimension."
     )
     traced = trace(None)
     optimized = grappler.optimize(traced.graph_def, traced.fetches)
-    return traced, optimized, infer(traced, optimized, _B1), infer(traced, optimized, _B2)
+    return traced, optimized, infer(traced, optimized, b1), infer(traced, optimized, b2)
 
 
 def _estimate_traced(
@@ -1758,14 +1777,15 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     for name, node in nodes.items():
         costs = []
         in_specs = [_spec(nodes, src) for src in node.inputs]
-        for props, m in ((props1, _B1), (props2, _B2)):
+        b1, b2 = _BATCHES.get()
+        for props, m in ((props1, b1), (props2, b2)):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
             costs.append(
                 op_duration(node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m))
             )
         c1, c2 = costs
-        out[name] = max(0.0, c1 + (c2 - c1) / (_B2 - _B1) * (n - _B1)) if c1 > 0 or c2 > 0 else 0.0
+        out[name] = max(0.0, c1 + (c2 - c1) / (b2 - b1) * (n - b1)) if c1 > 0 or c2 > 0 else 0.0
     return out
 
 

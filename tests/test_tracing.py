@@ -41,7 +41,7 @@ def test_the_step_is_traced_with_the_batch_in_its_shapes(optimized_graphs):
     fp = jt.estimate(normed_mlp(), 16, optimizer="sgd", loss="mse")
     # train_on_batch traces with the batch size known, so TF's gradient code
     # writes no BroadcastGradientArgs (it knows every shape at trace time).
-    assert len(optimized_graphs) == 2  # batch 4 and batch 7, one structure
+    assert len(optimized_graphs) == 2  # batch 16 and batch 17, one structure
     assert all("BroadcastGradientArgs" not in _ops(g) for g in optimized_graphs)
     assert not any(FALLBACK in note for note in fp.notes)
 
@@ -83,3 +83,25 @@ def test_under_mixed_float16_the_update_is_loss_scaled_as_compile_makes_it(optim
     optimized_graphs.clear()
     jt.estimate(normed_mlp(), 16, optimizer="adam", loss="mse")
     assert "IsFinite" not in _ops(optimized_graphs[0])
+
+
+def test_the_step_is_traced_at_the_batch_asked_for_and_the_next(monkeypatch):
+    # Grappler's rewrites depend on tensor sizes (small tensors fold into
+    # constants), so the graph is the one TF runs at this batch size.
+    from jupyter_tfmem.engine import step
+
+    batches = []
+    trace_step = step.trace_step
+
+    def spy(model, *, x_specs, **kwargs):
+        batches.append(x_specs.shape[0])
+        return trace_step(model, x_specs=x_specs, **kwargs)
+
+    monkeypatch.setattr(step, "trace_step", spy)
+    model = normed_mlp()
+    jt.estimate(model, 24, optimizer="sgd", loss="mse")
+    assert batches == [24, 25]
+    batches.clear()
+    # Batch 1 broadcasts differently; the lines come from two other sizes.
+    assert jt.estimate(model, 1, optimizer="sgd", loss="mse").peak_bytes > 0
+    assert batches == [4, 7]
