@@ -1774,18 +1774,18 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
 
     out = {}
+    batches = _BATCHES.get()
     for name, node in nodes.items():
         costs = []
         in_specs = [_spec(nodes, src) for src in node.inputs]
-        b1, b2 = _BATCHES.get()
-        for props, m in ((props1, b1), (props2, b2)):
+        for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
             costs.append(
                 op_duration(node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m))
             )
-        c1, c2 = costs
-        out[name] = max(0.0, c1 + (c2 - c1) / (b2 - b1) * (n - b1)) if c1 > 0 or c2 > 0 else 0.0
+        a, b = _linear(*costs)
+        out[name] = max(0.0, a + b * n) if max(costs) > 0 else 0.0
     return out
 
 
