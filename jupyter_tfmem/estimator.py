@@ -1195,8 +1195,18 @@ def _variable_buffer(var: Any, var_layer: dict, var_category: dict) -> Any:
 
 
 def _slack_ladder(n: int) -> list[int]:
-    """Batch sizes around ``n`` at which the allocator model is run for ``at()``."""
-    return sorted({max(1, n // 16), max(1, n // 4), n, n * 4, n * 16})
+    """Batch sizes at which the allocator model is run for ``at()``: ``n`` and every power of two.
+
+    The allocator's slack is not smooth in the batch (a request that no longer
+    fits its region opens one twice as large), so ``at()`` is exact only where
+    the model was run.  Powers of two are where users put the slider; from a
+    ladder of n/16, n/4, n, 4n and 16n, ``at(64)`` of a ``jit_compile``
+    transformer estimated at 32 was 180.7 MiB, where the estimate at 64 is
+    144.7 and TF measures 144.7.  Each point replays only the allocator
+    (0.02 to 0.2 s for the zoo's models).
+    """
+    top = max(64, 16 * n)
+    return sorted({n} | {1 << k for k in range((top - 1).bit_length() + 1)})
 
 
 def _var_bytes(var: Any) -> int:

@@ -85,11 +85,14 @@ def test_inference_needs_less_than_training(compiled_cnn, fp32):
 
 
 def test_at_agrees_with_a_fresh_estimate(compiled_cnn, fp32):
-    for n in (8, 128):
+    # The graph is the same at every batch here, so wherever the allocator
+    # model was run (every power of two a slider stops at) the two agree to
+    # the byte; between those points the slack is interpolated.
+    for n in (1, 4, 16, 64, 256):
         fresh = jt.estimate(compiled_cnn, n)
         moved = fp32.at(n)
         assert moved.batch_size == n
-        assert math.isclose(moved.peak_bytes, fresh.peak_bytes, rel_tol=0.05)
+        assert moved.peak_bytes == fresh.peak_bytes
     assert fp32.at(64).peak_bytes > fp32.at(8).peak_bytes
 
 
