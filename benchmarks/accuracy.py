@@ -135,9 +135,17 @@ def estimate_worker(names: list[str], out: str) -> None:
         estimate = None
         estimate_error = f"{type(exc).__name__}: {exc}"
 
+    import keras
+
     results: dict[str, Any] = {}
     for name in names:
         case = get_case(name)
+        # Layer and variable names decide the order of equal-ready ops in the
+        # graph Grappler returns (``batch_normalization_10`` sorts before
+        # ``batch_normalization_2``), in TF's executor as in the replay.  Each
+        # measuring process builds its model first; fresh names here give the
+        # estimate the same graph order TF ran.
+        keras.backend.clear_session()
         model = case.builder()
         row: dict[str, Any] = {}
         for label, rule in BASELINES.items():

@@ -75,8 +75,11 @@ def batch_pairs(cases: dict[str, ZooCase]) -> list[tuple[ZooCase, ZooCase]]:
 
 
 def _estimate(case: ZooCase) -> Any:
+    import keras
+
     from jupyter_tfmem import estimate
 
+    keras.backend.clear_session()  # fresh layer names, as in accuracy.py and the measurement
     return estimate(
         case.builder(),
         case.batch_size,
