@@ -321,9 +321,24 @@ def machine_description() -> str:
     return f"{cpu}, {os.cpu_count()} cores{mem}, {platform.system()} {platform.release()}"
 
 
+def report_sections(summary: list[str], table: list[list[str]], header: list[str]) -> list[str]:
+    """The Summary and Per case sections every accuracy page has, as Markdown lines."""
+    from tabulate import tabulate
+
+    return [
+        "## Summary",
+        "",
+        *[f"- {line}" for line in summary],
+        "",
+        "## Per case",
+        "",
+        tabulate(table, headers=header, tablefmt="github", disable_numparse=True),
+        "",
+    ]
+
+
 def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any],
                path: Path = DOCS, env: dict[str, str] | None = None) -> None:
-    from tabulate import tabulate
 
     devices = sorted({m.get("device", "?") for m in measured.values()})
     notes = sorted({n for m in measured.values() for n in m.get("notes", [])
@@ -351,14 +366,7 @@ def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any
         f"Python {platform.python_version()}; device {', '.join(devices)}; "
         + "; ".join(notes),
         "",
-        "## Summary",
-        "",
-        *[f"- {line}" for line in summary_lines(rows)],
-        "",
-        "## Per case",
-        "",
-        tabulate(table_rows(rows), headers=HEADER, tablefmt="github", disable_numparse=True),
-        "",
+        *report_sections(summary_lines(rows), table_rows(rows), HEADER),
         "Error is (estimate - measured median) / measured median. *estimate s* is the time",
         "of one `estimate` call on a built model; *measure s* is the wall time of all",
         "measuring processes for the case (each imports TensorFlow and builds the model).",

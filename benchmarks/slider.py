@@ -37,6 +37,7 @@ from accuracy import (  # noqa: E402
     load_cache,
     machine_description,
     rel_error,
+    report_sections,
     summarize,
     tf_version,
 )
@@ -153,8 +154,6 @@ def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def write_docs(rows: list[dict[str, Any]], command: str) -> None:
-    from tabulate import tabulate
-
     text = [
         "# Accuracy of the batch-size slider",
         "",
@@ -176,14 +175,7 @@ def write_docs(rows: list[dict[str, Any]], command: str) -> None:
         f"- TensorFlow {tf_version()}, Keras {importlib.metadata.version('keras')}, "
         f"Python {platform.python_version()}",
         "",
-        "## Summary",
-        "",
-        *[f"- {line}" for line in summary_lines(rows)],
-        "",
-        "## Per case",
-        "",
-        tabulate(table_rows(rows), headers=HEADER, tablefmt="github", disable_numparse=True),
-        "",
+        *report_sections(summary_lines(rows), table_rows(rows), HEADER),
     ]
     DOCS.write_text("\n".join(text), encoding="utf-8")
 
