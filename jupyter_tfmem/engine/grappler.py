@@ -14,7 +14,7 @@ from typing import Any
 
 from tensorflow.core.framework import graph_pb2, node_def_pb2
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
-from tensorflow.python.framework import dtypes
+from tensorflow.python.framework import dtypes, tensor_util
 from tensorflow.python.grappler import tf_optimizer
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -29,17 +29,97 @@ def _metagraph(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> meta_graph_
     return mg
 
 
+def _with_known_shapes(graph_def: graph_pb2.GraphDef) -> dict[str, node_def_pb2.NodeDef]:
+    """Give Grappler the input shapes TF's function runtime gives it, in place.
+
+    Grappler counts a MetaGraph's placeholders as fed, and a fed tensor may
+    have any shape, so its shape inference starts from nothing for the batch
+    and for every variable.  Stages that need shapes then do not fire: the
+    arithmetic optimizer's MinimizeBroadcasts (which multiplies the attention's
+    softmax gradient by its scale after the subtraction in TF's runtime graph),
+    its AddOpsRewrite (a LayerNormalization's adds into one ``AddN``) and the
+    removal of reshapes to the shape a tensor already has.  TF optimizes a
+    function body whose ``_Arg`` nodes carry their shapes.  Here a variable
+    handle becomes such an ``_Arg`` (with ``_handle_shapes``), and an input
+    of fully known shape a ``PlaceholderWithDefault``, which is not fed; its
+    default, a ``Fill`` nothing else reads, is dropped afterwards.  Returns the
+    original placeholders by name.
+    """
+    originals = {}
+    for node in graph_def.node:
+        if node.op != "Placeholder":
+            continue
+        dtype = node.attr["dtype"].type
+        if dtype == dtypes.resource.as_datatype_enum:
+            originals[node.name] = copy.deepcopy(node)
+            handle = {k: copy.deepcopy(node.attr[k]) for k in _HANDLE_ATTRS if k in node.attr}
+            node.op = "_Arg"
+            node.ClearField("attr")
+            node.attr["T"].type = dtype
+            node.attr["index"].i = len(originals) - 1
+            for key, value in handle.items():
+                node.attr[key].CopyFrom(value)
+            continue
+        shape = node.attr["shape"].shape if "shape" in node.attr else None
+        if shape is None or shape.unknown_rank or any(d.size < 0 for d in shape.dim):
+            continue  # an open dimension: fed, as before
+        originals[node.name] = copy.deepcopy(node)
+        dims = graph_def.node.add(name=node.name + _DEFAULT + "dims", op="Const")
+        dims.attr["dtype"].type = dtypes.int64.as_datatype_enum
+        dims.attr["value"].tensor.CopyFrom(
+            tensor_util.make_tensor_proto([d.size for d in shape.dim], dtype=dtypes.int64)
+        )
+        value = graph_def.node.add(name=node.name + _DEFAULT + "value", op="Const")
+        value.attr["dtype"].type = dtype
+        value.attr["value"].tensor.CopyFrom(
+            tensor_util.make_tensor_proto(0, dtype=dtypes.as_dtype(dtype))
+        )
+        fill = graph_def.node.add(name=node.name + _DEFAULT + "fill", op="Fill")
+        fill.input.extend([dims.name, value.name])
+        fill.attr["T"].type = dtype
+        fill.attr["index_type"].type = dtypes.int64.as_datatype_enum
+        for extra in (dims, value, fill):
+            extra.device = node.device
+        node.op = "PlaceholderWithDefault"
+        node.input.append(fill.name)
+    return originals
+
+
+_HANDLE_ATTRS = ("_handle_dtypes", "_handle_shapes")
+_DEFAULT = "/_tfmem_default_"
+
+
 def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.GraphDef:
     """Grappler's default pipeline for a function body placed on one device."""
     gd = copy.deepcopy(graph_def)
     for node in gd.node:
         if not node.device:
             node.device = CPU_DEVICE
+    originals = _with_known_shapes(gd)
     config = config_pb2.ConfigProto()
     rewriter = config.graph_options.rewrite_options
     rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
     rewriter.min_graph_nodes = -1  # tf.function bodies of any size get optimized
-    return tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
+    out = tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
+    # Grappler may have merged another constant into a default's: keep those
+    used = {
+        i.split(":")[0].lstrip("^")
+        for n in out.node
+        if _DEFAULT not in n.name and n.name not in originals
+        for i in n.input
+    }
+    defaults = [i for i, n in enumerate(out.node) if _DEFAULT in n.name and n.name not in used]
+    for i in reversed(defaults):
+        del out.node[i]
+    for node in out.node:  # the arguments become placeholders again
+        if node.op in ("_Arg", "PlaceholderWithDefault") and node.name in originals:
+            device = node.device
+            inputs = [i for i in node.input if _DEFAULT not in i]
+            node.CopyFrom(originals[node.name])
+            node.device = device
+            del node.input[:]
+            node.input.extend(inputs)
+    return out
 
 
 def renamed(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> graph_pb2.GraphDef:

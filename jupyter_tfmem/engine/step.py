@@ -125,6 +125,16 @@ def trace_step(
             constant_placeholders.append(t.op.name)
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
+    # A function's resource arguments tell Grappler their variables' shapes
+    # (TF's runtime sets these on the _Arg nodes; grappler.optimize turns
+    # placeholders into _Arg nodes).
+    for node in graph_def.node:
+        var = variable_placeholders.get(node.name)
+        if node.op == "Placeholder" and var is not None:
+            node.attr["_handle_dtypes"].list.type.append(tf.as_dtype(var.dtype).as_datatype_enum)
+            shape = node.attr["_handle_shapes"].list.shape.add()
+            for d in var.shape:
+                shape.dim.add().size = -1 if d is None else int(d)
     forget_gradients_since(registered)
     # Calls Grappler will not inline (e.g. XLA-compiled helpers) hide their
     # output shapes from graph shape inference; the trace knows them.
