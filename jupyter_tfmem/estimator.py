@@ -581,9 +581,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     graphs = [grappler.optimize(t.graph_def, t.fetches) for t in (first, second)]
     same_args = len(first.arg_names) == len(second.arg_names)
     names = dict(zip(second.arg_names, first.arg_names, strict=False))
-    if same_args and grappler.structure(graphs[0]) == grappler.structure(
-        grappler.renamed(graphs[1], names)
-    ):
+    if same_args and grappler.structure(graphs[0]) == grappler.structure(graphs[1], names):
         return first, graphs[0], infer(first, graphs[0], b1), infer(second, graphs[1], b2)
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "

@@ -122,22 +122,25 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     return out
 
 
-def renamed(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> graph_pb2.GraphDef:
-    """A copy with nodes renamed by ``names`` (and every reference to them)."""
-    gd = copy.deepcopy(graph_def)
-    for node in gd.node:
-        node.name = names.get(node.name, node.name)
-        for i, ref in enumerate(node.input):
-            ctrl = ref.startswith("^")
-            name, sep, port = ref.lstrip("^").partition(":")
-            if name in names:
-                node.input[i] = ("^" if ctrl else "") + names[name] + sep + port
-    return gd
+def structure(
+    graph_def: graph_pb2.GraphDef, names: dict[str, str] | None = None
+) -> set[tuple[str, str, tuple[str, ...]]]:
+    """Every node's name, op and inputs: equal for two graphs that differ only in values.
 
+    ``names`` renames nodes (and every reference to them) on the way, so two
+    traces of one step, whose captures are named differently, compare
+    without copying either graph.
+    """
+    names = names or {}
 
-def structure(graph_def: graph_pb2.GraphDef) -> set[tuple[str, str, tuple[str, ...]]]:
-    """Every node's name, op and inputs: equal for two graphs that differ only in values."""
-    return {(n.name, n.op, tuple(n.input)) for n in graph_def.node}
+    def ref(r: str) -> str:
+        ctrl = "^" if r.startswith("^") else ""
+        name, sep, port = r.lstrip("^").partition(":")
+        return ctrl + names.get(name, name) + sep + port
+
+    return {
+        (names.get(n.name, n.name), n.op, tuple(ref(r) for r in n.input)) for n in graph_def.node
+    }
 
 
 def detach_calls(
