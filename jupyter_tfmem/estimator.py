@@ -595,7 +595,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
 def _estimate_traced(
     model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, threads=0
 ):
-    from .engine.schedule import Buffer, replay, upper_hull_positions
+    from .engine.schedule import Buffer
 
     if training:
         opt = _tracing_optimizer(model, opt)
@@ -646,21 +646,65 @@ def _estimate_traced(
     creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
 
     orders = _branch_orders(nodes, order, notes)
+    schedules = [orders]
     # The CPU executor's threads; a loop's body is replayed once, with no
     # iterations to time, so graphs with loops keep the inline (FIFO) order.
     executor = "tf-executor (GPU: every kernel inline)"
     if threads and not any(node.op == "NextIteration" for node in nodes.values()):
         durations = _durations(nodes, props1, props2, _ORDER_BATCH)
-        orders = [_executor_events(nodes, o, durations, threads) for o in orders]
+        # How concurrent kernels share the cores is not one way in TF
+        # (engine/executor.py); with several threads both ways are replayed
+        # and the footprint is their mean.
+        schedules = [
+            [_executor_events(nodes, o, durations, threads, shared) for o in orders]
+            for shared in ((False, True) if threads > 1 else (False,))
+        ]
         executor = f"tf-executor (CPU, {threads} inter-op threads)"
     elif threads:
         executor = "tf-executor (CPU; loops: kernels in ready order)"
-    timelines = [replay(nodes, o, batch_size, preset=_copy(preset), keep=keep)[0] for o in orders]
     idle_bytes = sum(buf.a for buf in idle)
+    parts = [
+        _peak_parts(nodes, o, batch_size, preset, creation, keep, idle, idle_bytes, layers)
+        for o in schedules
+    ]
+    lines, slack = _mean_parts(parts)
+    if len(parts) > 1:
+        executor += "; mean of two ways of sharing the cores"
+        side, turns = (_parts_peak(part, batch_size) / 2**20 for part in parts)
+        if max(side, turns) > 1.1 * min(side, turns):
+            notes.append(
+                f"TF's thread timing moves this step's peak: {side:,.1f} MiB if concurrent "
+                f"kernels run side by side, {turns:,.1f} MiB if they take turns on the "
+                "cores; the estimate is their mean."
+            )
+    info = _layer_info(model, layers)
+    named = {li.name for li in info}
+    extra = sorted({name for line in lines for name in line.layers} - named)
+    info += [LayerInfo(name, "", "", 0) for name in extra]
+    info.append(LayerInfo(ALLOCATOR_ROW, "", "", 0))
+    return Footprint(
+        slack=slack,
+        model_name=model.name,
+        batch_size=int(batch_size),
+        training=training,
+        optimizer=opt_name,
+        precision=model.dtype_policy.name,
+        lines=lines,
+        layer_info=tuple(info),
+        overhead=DEFAULT_OVERHEAD,
+        notes=tuple(notes),
+        executor=executor,
+    )
+
+
+def _peak_parts(nodes, orders, batch_size, preset, creation, keep, idle, idle_bytes, layers):
+    """The candidate peak lines and the allocator slack of one set of branch orders."""
+    from .engine.schedule import replay, upper_hull_positions
+
+    timelines = [replay(nodes, o, batch_size, preset=_copy(preset), keep=keep)[0] for o in orders]
     slack = _allocator_slack(
         nodes, orders, batch_size, preset, creation, keep, timelines, idle_bytes
     )
-
     snapshots = []
     for o, timeline in zip(orders, timelines, strict=True):
         positions = upper_hull_positions(timeline)
@@ -692,24 +736,76 @@ def _estimate_traced(
                 {name: {k: (v[0], v[1]) for k, v in d.items()} for name, d in per_layer.items()},
             )
         )
-    info = _layer_info(model, layers)
-    named = {li.name for li in info}
-    extra = sorted({name for line in lines for name in line.layers} - named)
-    info += [LayerInfo(name, "", "", 0) for name in extra]
-    info.append(LayerInfo(ALLOCATOR_ROW, "", "", 0))
-    return Footprint(
-        slack=slack,
-        model_name=model.name,
-        batch_size=int(batch_size),
-        training=training,
-        optimizer=opt_name,
-        precision=model.dtype_policy.name,
-        lines=tuple(lines),
-        layer_info=tuple(info),
-        overhead=DEFAULT_OVERHEAD,
-        notes=tuple(notes),
-        executor=executor,
-    )
+    return tuple(lines), slack
+
+
+def _parts_peak(part, n: int) -> float:
+    lines, slack = part
+    from .footprint import interpolate_slack
+
+    return max(line.bytes_at(n) for line in lines) + sum(interpolate_slack(slack, n).values())
+
+
+def _mean_parts(parts):
+    """Lines and slack whose footprint is, at every batch size, the mean of ``parts``'.
+
+    The mean of two upper envelopes is the envelope of the pairwise mean
+    lines (the maximum of a sum of independent choices is the sum of the
+    maxima), so the breakdowns stay exact sums; the slack points share one
+    ladder of batch sizes and are averaged per category.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    k = len(parts)
+
+    def mean_coefs(maps):
+        out: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
+        for mapping in maps:
+            for key, (a, b) in mapping.items():
+                out[key][0] += a / k
+                out[key][1] += b / k
+        return {key: (a, b) for key, (a, b) in out.items()}
+
+    lines = []
+    for combo in itertools.product(*(lines for lines, _ in parts)):
+        layer_names = {name for line in combo for name in line.layers}
+        lines.append(
+            PeakLine(
+                sum(line.a for line in combo) / k,
+                sum(line.b for line in combo) / k,
+                mean_coefs([line.categories for line in combo]),
+                {
+                    name: mean_coefs([line.layers.get(name, {}) for line in combo])
+                    for name in layer_names
+                },
+            )
+        )
+    ladders = [tuple(m for m, _ in slack) for _, slack in parts]
+    assert all(ladder == ladders[0] for ladder in ladders)
+    slack = []
+    for i, m in enumerate(ladders[0]):
+        cats: dict[str, float] = collections.defaultdict(float)
+        for _, part_slack in parts:
+            for cat, v in part_slack[i][1].items():
+                cats[cat] += v / k
+        slack.append((m, dict(cats)))
+    return tuple(_envelope(lines)), tuple(slack)
+
+
+def _envelope(lines: list[PeakLine]) -> list[PeakLine]:
+    """The lines that are the highest at some batch size from 1 up (the others never show)."""
+    keep = []
+    for line in lines:
+        if not any(
+            other is not line
+            and other.a >= line.a
+            and other.b >= line.b
+            and (other.a, other.b) != (line.a, line.b)
+            for other in lines
+        ):
+            if all((kept.a, kept.b) != (line.a, line.b) for kept in keep):
+                keep.append(line)
+    return keep
 
 
 _XLA_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -1797,7 +1893,9 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     return out
 
 
-def _executor_events(nodes, order: list[str], durations, threads: int) -> list[tuple[str, str]]:
+def _executor_events(
+    nodes, order: list[str], durations, threads: int, shared_cores: bool = False
+) -> list[tuple[str, str]]:
     """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py)."""
     from .engine.executor import simulate
 
@@ -1806,7 +1904,7 @@ def _executor_events(nodes, order: list[str], durations, threads: int) -> list[t
         name: [d for d in [s for s, _ in nodes[name].inputs] + nodes[name].controls if d in pos]
         for name in order
     }
-    return simulate(order, deps, durations, threads)
+    return simulate(order, deps, durations, threads, shared_cores=shared_cores)
 
 
 #: Above this many independent conditions the replay runs every branch at once.

@@ -94,3 +94,70 @@ def test_a_filter_gradient_outlasts_the_input_gradient_of_the_same_convolution()
     grad_input = op_duration("Conv2DBackpropInput", [x], [(4,), k, dy], 1e5, 1e5)
     grad_filter = op_duration("Conv2DBackpropFilter", [k], [x, (4,), dy], 1e5, 1e5)
     assert grad_filter > grad_input
+
+
+def test_shared_cores_serve_an_op_after_the_ones_started_before_it():
+    # ``long`` and ``tiny`` start together; ``short`` waits for ``tiny`` only.
+    graph = {"r": [], "long": ["r"], "tiny": ["r"], "short": ["tiny"]}
+    cost = {"r": 1.0, "long": 10.0, "tiny": 0.1, "short": 2.0}
+
+    def ends(**kw) -> list[str]:
+        return [name for kind, name in simulate(list(graph), graph, cost, 2, **kw) if kind == "e"]
+
+    # On a core of its own ``short`` is done long before ``long``; on shared
+    # cores its work queues behind ``long``'s, which started first.
+    side_by_side, taking_turns = ends(), ends(shared_cores=True)
+    assert side_by_side.index("short") < side_by_side.index("long")
+    assert taking_turns.index("long") < taking_turns.index("short")
+
+
+def test_shared_cores_split_between_ops_started_together():
+    # Two equal ops started at one instant share the cores and end together,
+    # after an op that started alone before them has had its turn.
+    graph = {"r": [], "x": ["r"], "y": ["r"], "z": ["x", "y"]}
+    cost = {"r": 1.0, "x": 4.0, "y": 4.0, "z": 1.0}
+    events = simulate(list(graph), graph, cost, 2, shared_cores=True)
+    assert [kind for kind, name in events if name in "xy"] == ["s", "s", "e", "e"]
+    one_thread = simulate(list(graph), graph, cost, 1, shared_cores=True)
+    assert [kind for kind, name in one_thread if name in "xy"] == ["s", "e", "s", "e"]
+
+
+def test_cpu_estimate_is_the_mean_of_both_ways_of_sharing_the_cores(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate
+    from jupyter_tfmem import estimator as E
+
+    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+    keras.backend.clear_session()
+    enc_in = keras.Input((20, 20, 1))
+    x = keras.layers.Conv2D(16, 3, activation="relu")(enc_in)
+    x = keras.layers.MaxPooling2D()(x)
+    x = keras.layers.Conv2D(32, 3, activation="relu")(x)
+    enc = keras.Model(enc_in, keras.layers.GlobalAveragePooling2D()(x))
+    a, b = keras.Input((20, 20, 1)), keras.Input((20, 20, 1))
+    model = keras.Model([a, b], keras.layers.Dense(1)(keras.layers.Subtract()([enc(a), enc(b)])))
+
+    def run(force=None):
+        if force is not None:
+            events = E._executor_events
+            monkeypatch.setattr(
+                E,
+                "_executor_events",
+                lambda nodes, order, durations, threads, shared=False: events(
+                    nodes, order, durations, threads, force
+                ),
+            )
+        fp = estimate(model, 32, optimizer="adam", loss="mse", device="CPU")
+        monkeypatch.undo()
+        monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+        return fp
+
+    both, side, turns = run(), run(False), run(True)
+    assert side.peak_bytes != turns.peak_bytes  # the model is one where the two differ
+    for n in (8, 32, 128):
+        mean = (side.at(n).peak_bytes + turns.at(n).peak_bytes) / 2
+        assert abs(both.at(n).peak_bytes - mean) <= 1
+        cats = both.at(n).categories
+        assert abs(sum(c.bytes for c in cats.values()) - both.at(n).total_bytes) <= len(cats)
+    assert "mean of two ways" in both.executor

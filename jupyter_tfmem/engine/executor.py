@@ -154,11 +154,26 @@ def simulate(
     deps: Mapping[str, list[str]],
     duration: Mapping[str, float],
     threads: int = DEFAULT_THREADS,
+    *,
+    shared_cores: bool = False,
 ) -> list[tuple[str, str]]:
     """``("s", op)`` / ``("e", op)`` events in time order, as TF's executor runs them.
 
     ``names`` is the graph order (which fixes the order of ready successors),
     ``deps`` the data and control inputs of each op within ``names``.
+
+    How concurrent kernels share the machine decides which of them ends
+    first, and TF does not do it one way (its profiler's op timeline on this
+    machine, ``benchmarks/tf_timeline.py``): an MLP's weight gradient started
+    68 us before the input gradient beside it and ended first (1.0 ms
+    against 2.9 ms for the same FLOPs), as if the cores served them in turn,
+    while a conv autoencoder's input gradient ended long before the filter
+    gradient started with it.  By default every thread runs its op at full
+    speed, as on a machine with a core per thread.  ``shared_cores`` models
+    the other case: an expensive op's work waits for the work of the ops
+    started before it (oneDNN and Eigen share one intra-op pool), and ops
+    started at the same instant share the cores.  Ops still *start* (and
+    allocate) when a thread picks them up, in both models.
     """
     index = {name: i for i, name in enumerate(names)}
     indeg = {}
@@ -185,10 +200,38 @@ def simulate(
             spread += 1
     events: list[tuple[str, str]] = []
     running: list[str | None] = [None] * threads
-    clock = [(0.0, t, 0) for t in range(threads)]  # (time free, thread, seq)
+    clock = [(0.0, t, 0) for t in range(threads)]  # (time free, thread, entry)
     heapq.heapify(clock)
     idle: set[int] = set()
     seq = 0
+    current = {t: 0 for t in range(threads)}  # a thread's live clock entry (others are stale)
+    # shared_cores: when the cores are next free, and the ops that started at
+    # one instant and share them: (start, first free time, [(duration, thread)]).
+    cores_free = 0.0
+    batch: tuple[float, float, list[tuple[float, int]]] = (-1.0, 0.0, [])
+
+    def push(at: float, t: int) -> None:
+        nonlocal seq
+        seq += 1
+        current[t] = seq
+        heapq.heappush(clock, (at, t, seq))
+
+    def start(now: float, t: int, cost: float) -> None:
+        nonlocal cores_free, batch
+        if not shared_cores or cost <= 0.0:
+            push(now + cost, t)
+            return
+        if batch[0] != now:
+            batch = (now, max(now, cores_free), [])
+        batch[2].append((cost, t))
+        # Processor sharing within the batch: the k-th shortest ends after
+        # the k-1 shorter ones and its own share of the rest.
+        done = 0.0
+        members = sorted(batch[2])
+        for k, (d, thread) in enumerate(members):
+            push(batch[1] + done + (len(members) - k) * d, thread)
+            done += d
+        cores_free = batch[1] + done
 
     def schedule_ready(t: int, ready: list[str]) -> None:
         last = None
@@ -216,7 +259,9 @@ def simulate(
         return None
 
     while clock:
-        now, t, _ = heapq.heappop(clock)
+        now, t, entry = heapq.heappop(clock)
+        if entry != current[t]:
+            continue  # rescheduled: another op joined its shared batch
         done = running[t]
         if done is not None:
             running[t] = None
@@ -233,12 +278,10 @@ def simulate(
             continue
         running[t] = name
         events.append(("s", name))
-        seq += 1
-        heapq.heappush(clock, (now + duration.get(name, 0.0), t, seq))
+        start(now, t, duration.get(name, 0.0))
         # Work left in the queues wakes the idle threads now.
         for other in sorted(idle):
             if any(tasks[k] for k in range(threads)):
                 idle.discard(other)
-                seq += 1
-                heapq.heappush(clock, (now, other, seq))
+                push(now, other)
     return events

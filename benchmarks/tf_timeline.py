@@ -1,0 +1,211 @@
+"""When does TF run each kernel of a step, and what does it hold at its peak?
+
+Runs a zoo case in a fresh process, with TF's profiler on for the measured
+step only (warm-up step, ``reset_memory_stats``, profiled step), and reads
+the profile: every kernel's start, end and thread, and every allocation of
+TF's BFC allocator with the op that asked for it.  Unlike the allocator's
+debug log (``tf_order.py``), the profiler writes no stack trace per
+allocation, so the step runs at nearly its own speed; its peak is still one
+process's, not the median ``accuracy.py`` measures.
+
+Prints the step's peak, the tensors live at that moment by op (what was
+asked, what the allocator's chunks hold), and the longest kernels with their
+threads: whether two kernels ran side by side or one after the other.  With
+``--estimate`` it also prints the estimate's peak for each of the two ways
+``engine/executor.py`` lets concurrent kernels share the cores.
+
+    python benchmarks/tf_timeline.py --case siamese_adam
+    python benchmarks/tf_timeline.py --case mlp_sgd_b64 --kernels 12 --estimate
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+MiB = 2**20
+
+_DRIVER = textwrap.dedent(
+    """
+    import glob, json, sys
+    import tensorflow as tf
+    import keras
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    from jupyter_tfmem import _measure_worker as worker
+    from jupyter_tfmem.zoo import get_case
+
+    case, out = get_case(sys.argv[1]), sys.argv[2]
+    if case.precision:
+        keras.config.set_dtype_policy(case.precision)
+    model = case.builder()
+    if case.training:
+        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
+        model.compile(optimizer=case.make_optimizer(), loss=loss)
+    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
+    step = (lambda: model.train_on_batch(x, y)) if case.training else (
+        lambda: model.predict_on_batch(x))
+    step()
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    before = tf.config.experimental.get_memory_info("CPU:0")["current"]
+    tf.profiler.experimental.start(out)
+    step()
+    tf.profiler.experimental.stop()
+    peak = tf.config.experimental.get_memory_info("CPU:0")["peak"]
+    space = xplane_pb2.XSpace()
+    path = sorted(glob.glob(out + "/**/*.xplane.pb", recursive=True))[-1]
+    space.ParseFromString(open(path, "rb").read())
+    memory, kernels = [], []
+    for plane in space.planes:
+        names = {k: v.name for k, v in plane.event_metadata.items()}
+        stat_names = {k: v.name for k, v in plane.stat_metadata.items()}
+        for line in plane.lines:
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                at = line.timestamp_ns + event.offset_ps // 1000
+                if name in ("MemoryAllocation", "MemoryDeallocation"):
+                    stats = {}
+                    for s in event.stats:
+                        key = stat_names.get(s.metadata_id)
+                        value = s.str_value or s.int64_value or s.uint64_value
+                        if s.HasField("ref_value"):
+                            value = stat_names.get(s.ref_value)
+                        stats[key] = value
+                    memory.append((at, name == "MemoryAllocation", stats))
+                elif ":" in name and not name.startswith("ThreadpoolListener"):
+                    kernels.append((at, event.duration_ps // 1000, line.id % 1000, name))
+    memory.sort(key=lambda e: e[0])
+    json.dump({"before": before, "peak": peak, "memory": memory, "kernels": sorted(kernels)},
+              open(out + ".json", "w"))
+    """
+)
+
+
+def profile(case: str) -> dict:
+    """One fresh process's profiled step of ``case``."""
+    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true", TF_CPP_MIN_LOG_LEVEL="3")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile")
+        done = subprocess.run(
+            [sys.executable, "-c", _DRIVER, case, out],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"profiling {case} failed:\n{done.stderr[-2000:]}")
+        with open(out + ".json") as f:
+            return json.load(f)
+
+
+def at_peak(memory: list) -> tuple[float, dict[str, list[float]]]:
+    """Bytes in use at the step's peak, and the live allocations then by op: [asked, chunks]."""
+    live: dict[int, tuple[str, float, float]] = {}
+    best, best_live = -1.0, {}
+    for _, is_alloc, stats in memory:
+        if is_alloc:
+            live[stats["addr"]] = (
+                stats.get("tf_op") or "?",
+                stats["requested_bytes"],
+                stats["allocation_bytes"],
+            )
+        else:
+            live.pop(stats["addr"], None)
+        if stats["bytes_allocated"] > best:
+            best, best_live = stats["bytes_allocated"], dict(live)
+    by_op: dict[str, list[float]] = {}
+    for op, asked, chunk in best_live.values():
+        row = by_op.setdefault(op, [0.0, 0.0])
+        row[0] += asked
+        row[1] += chunk
+    return best, by_op
+
+
+def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
+    """The estimate, and its peak with concurrent kernels side by side or taking turns."""
+    import keras
+
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(case_name)
+    events = estimator._executor_events
+    peaks = []
+    for force in (None, False, True):
+        keras.backend.clear_session()
+        if force is not None:
+            estimator._executor_events = lambda n, o, d, t, shared=False, f=force: events(
+                n, o, d, t, f
+            )
+        try:
+            fp = estimator.estimate(
+                case.builder(),
+                case.batch_size,
+                training=case.training,
+                optimizer=case.make_optimizer() if case.training else None,
+                loss=case.loss,
+                precision=case.precision,
+                device="CPU",
+            )
+        finally:
+            estimator._executor_events = events
+        peaks.append(fp.peak_bytes / MiB)
+    return peaks[0], peaks[1], peaks[2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", default="siamese_adam", help="zoo case (default: %(default)s)")
+    parser.add_argument("--tensors", type=int, default=12, help="live tensors to list")
+    parser.add_argument("--kernels", type=int, default=20, help="longest kernels to list")
+    parser.add_argument("--estimate", action="store_true", help="also estimate the case both ways")
+    args = parser.parse_args(argv)
+    from jupyter_tfmem.zoo import case_names
+
+    if args.case not in case_names():
+        parser.error(f"unknown case {args.case!r}; one of: {', '.join(case_names())}")
+    run = profile(args.case)
+    in_use, by_op = at_peak(run["memory"])
+    asked = sum(row[0] for row in by_op.values())
+    print(
+        f"{args.case}: allocator peak {run['peak'] / MiB:.2f} MiB in the profiled step "
+        f"({in_use / MiB:.2f} by its allocation events)"
+    )
+    print(
+        f"  in use before the step {run['before'] / MiB:.2f} MiB; at the peak the step's own "
+        f"tensors ask {asked / MiB:.2f} MiB"
+    )
+    print(f"\nLive at the peak (asked / chunk MiB, op), largest {args.tensors}:")
+    for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[: args.tensors]:
+        print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
+    kernels = run["kernels"]
+    steps = [k for k in kernels if k[3].startswith("EagerLocalExecute: __inference")]
+    t0 = steps[0][0] if steps else (kernels[0][0] if kernels else 0)
+    longest = sorted(
+        (k for k in kernels if not k[3].startswith(("Eager", "KernelAndDevice"))),
+        key=lambda k: -k[1],
+    )[: args.kernels]
+    print(f"\nLongest {args.kernels} kernels in start order (us from the step's start):")
+    for at, dur, thread, name in sorted(longest):
+        start, end = (at - t0) / 1e3, (at + dur - t0) / 1e3
+        print(f"  {start:9.1f} to {end:9.1f}  thread {thread:3d}  {name}")
+    if args.estimate:
+        both, side, turns = estimate_both_ways(args.case)
+        print(
+            f"\nEstimate {both:.2f} MiB: {side:.2f} with concurrent kernels side by side, "
+            f"{turns:.2f} with them taking turns on the cores"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
