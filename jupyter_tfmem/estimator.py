@@ -701,9 +701,8 @@ def _peak_parts(nodes, orders, batch_size, preset, creation, keep, idle, idle_by
     """The candidate peak lines and the allocator slack of one set of branch orders."""
     from .engine.schedule import replay, upper_hull_positions
 
-    timelines = [replay(nodes, o, batch_size, preset=_copy(preset), keep=keep)[0] for o in orders]
-    slack = _allocator_slack(
-        nodes, orders, batch_size, preset, creation, keep, timelines, idle_bytes
+    slack, timelines = _allocator_slack(
+        nodes, orders, batch_size, preset, creation, keep, idle_bytes
     )
     snapshots = []
     for o, timeline in zip(orders, timelines, strict=True):
@@ -1148,9 +1147,11 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
 
 
 def _allocator_slack(
-    nodes, orders, n, preset, creation, keep, timelines, idle_bytes
-) -> tuple[tuple[int, dict[str, float]], ...]:
+    nodes, orders, n, preset, creation, keep, idle_bytes
+) -> tuple[tuple[tuple[int, dict[str, float]], ...], list]:
     """Bytes the BFC allocator counts beyond the requests, by category, per batch size.
+
+    Also returns the measured step's live ``(a, b)`` after each op, per order.
 
     Persistent buffers are allocated first (as building the model and the
     optimizer does), then the step runs twice, as in the measuring protocol:
@@ -1161,9 +1162,10 @@ def _allocator_slack(
     ``Footprint.at`` interpolates between them.
     """
     runs = []
+    timelines: list = []
     for order in orders:
         holders, copies = _shared_slots(nodes, order, creation)
-        runs.append((*_step_events(nodes, order, n, preset, keep, copies), holders))
+        runs.append((*_step_events(nodes, order, n, preset, keep, copies, timelines), holders))
     points = []
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
@@ -1179,10 +1181,10 @@ def _allocator_slack(
         # charged to categories by the chunk slack they hold at its peak.
         linear = max(a + b * m for timeline in timelines for a, b in timeline) + idle_bytes
         points.append((m, _slack_by_category(worst, linear)))
-    return tuple(points)
+    return tuple(points), timelines
 
 
-def _step_events(nodes, order, n, preset, keep, shared=()) -> tuple[list, list]:
+def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
     """The allocator events of the warm-up step and of the measured step after it.
 
     Two things make the first step differ.  Optimizer slots that share one
@@ -1207,8 +1209,12 @@ def _step_events(nodes, order, n, preset, keep, shared=()) -> tuple[list, list]:
             if buf.persistent:
                 buf.key = ("p", tensor[0])
         copies = first_copies if step == 0 else ()
-        replay(nodes, order, n, preset=fresh, keep=keep, events=events, copy_first_writes=copies)
+        timeline, _ = replay(
+            nodes, order, n, preset=fresh, keep=keep, events=events, copy_first_writes=copies
+        )
         steps.append(events)
+    if timelines is not None:  # the measured step's live bytes, op by op
+        timelines.append(timeline)
     warm, measured = steps
     # where each variable's buffer is after the warm-up: a copy, or the value it adopted
     origin: dict = {}
