@@ -26,27 +26,16 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from zoo_step import ZOO_STEP
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 PLUMBING = frozenset({"_Arg", "_Retval", "Placeholder", "Const", "Identity", "NoOp"})
 
-_DRIVER = textwrap.dedent(
+_DRIVER = ZOO_STEP + textwrap.dedent(
     """
-    import sys
-    import tensorflow as tf
-    import keras
-    from jupyter_tfmem import _measure_worker as worker
-    from jupyter_tfmem.zoo import get_case
-
-    case = get_case(sys.argv[1])
-    if case.precision:
-        keras.config.set_dtype_policy(case.precision)
-    model = case.builder()
-    if case.training:
-        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
-        model.compile(optimizer=case.make_optimizer(), loss=loss)
-    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
     for _ in range(2):
-        model.train_on_batch(x, y) if case.training else model.predict_on_batch(x)
+        step()
     """
 )
 
@@ -93,7 +82,6 @@ def estimator_ops(
     ``open_batch`` makes the estimate take its fallback, one trace with an
     open batch dimension, for comparison.
     """
-    import jupyter_tfmem as jt
     from jupyter_tfmem.engine import grappler
     from jupyter_tfmem.zoo import get_case
 
@@ -110,14 +98,7 @@ def estimator_ops(
     if open_batch:  # no two graphs compare equal: the estimate falls back
         grappler.structure = lambda *graph: object()
     try:
-        fp = jt.estimate(
-            case.builder(),
-            case.batch_size,
-            training=case.training,
-            optimizer=case.make_optimizer() if case.training else None,
-            loss=case.loss,
-            precision=case.precision,
-        )
+        fp = case.estimate()
     finally:
         grappler.optimize, grappler.structure = optimize, structure
     # With an open-batch fallback the third graph is the one replayed.

@@ -75,22 +75,6 @@ def batch_pairs(cases: dict[str, ZooCase]) -> list[tuple[ZooCase, ZooCase]]:
     return pairs
 
 
-def _estimate(case: ZooCase) -> Any:
-    import keras
-
-    from jupyter_tfmem import estimate
-
-    keras.backend.clear_session()  # fresh layer names, as in accuracy.py and the measurement
-    return estimate(
-        case.builder(),
-        case.batch_size,
-        training=case.training,
-        optimizer=case.make_optimizer(),
-        loss=case.loss,
-        precision=case.precision,
-    )
-
-
 def run(pairs: list[tuple[ZooCase, ZooCase]], measured: dict[str, Any]) -> list[dict[str, Any]]:
     bases: dict[str, Any] = {}
     rows = []
@@ -100,11 +84,11 @@ def run(pairs: list[tuple[ZooCase, ZooCase]], measured: dict[str, Any]) -> list[
             print(f"  {moved.name}: not measured (run accuracy.py first), skipped", flush=True)
             continue
         if base.name not in bases:
-            bases[base.name] = _estimate(base)
+            bases[base.name] = base.estimate()
         started = time.perf_counter()
         at = bases[base.name].at(moved.batch_size).peak_bytes
         at_seconds = time.perf_counter() - started
-        fresh = _estimate(moved).peak_bytes
+        fresh = moved.estimate().peak_bytes
         peak = record["peak_bytes"]
         row = {
             "case": moved.name,

@@ -25,26 +25,15 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from zoo_step import ZOO_STEP
+
 ROOT = Path(__file__).resolve().parents[1]
 
-_DRIVER = textwrap.dedent(
+_DRIVER = ZOO_STEP + textwrap.dedent(
     """
-    import sys
-    import tensorflow as tf
-    import keras
-    from jupyter_tfmem import _measure_worker as worker
-    from jupyter_tfmem.zoo import get_case
-
-    case = get_case(sys.argv[1])
-    if case.precision:
-        keras.config.set_dtype_policy(case.precision)
-    model = case.builder()
-    loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
-    model.compile(optimizer=case.make_optimizer(), loss=loss)
-    x, y = worker._make_batch(tf, keras, model, case.batch_size, True, None, [])
-    model.train_on_batch(x, y)
+    step()
     print("MARK step", file=sys.stderr, flush=True)
-    model.train_on_batch(x, y)
+    step()
     peak = tf.config.experimental.get_memory_info("CPU:0")["peak"]
     print(f"MARK end {peak}", file=sys.stderr, flush=True)
     """

@@ -29,29 +29,18 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from zoo_step import ZOO_STEP
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MiB = 2**20
 
-_DRIVER = textwrap.dedent(
+_DRIVER = ZOO_STEP + textwrap.dedent(
     """
-    import glob, json, sys
-    import tensorflow as tf
-    import keras
+    import glob, json
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
-    from jupyter_tfmem import _measure_worker as worker
-    from jupyter_tfmem.zoo import get_case
 
-    case, out = get_case(sys.argv[1]), sys.argv[2]
-    if case.precision:
-        keras.config.set_dtype_policy(case.precision)
-    model = case.builder()
-    if case.training:
-        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
-        model.compile(optimizer=case.make_optimizer(), loss=loss)
-    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
-    step = (lambda: model.train_on_batch(x, y)) if case.training else (
-        lambda: model.predict_on_batch(x))
+    out = sys.argv[2]
     step()
     tf.config.experimental.reset_memory_stats("CPU:0")
     before = tf.config.experimental.get_memory_info("CPU:0")["current"]
@@ -132,7 +121,6 @@ def at_peak(memory: list) -> tuple[float, dict[str, list[float]]]:
 
 def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
     """The estimate, and its peak with concurrent kernels side by side or taking turns."""
-    import keras
 
     from jupyter_tfmem import estimator
     from jupyter_tfmem.zoo import get_case
@@ -141,21 +129,12 @@ def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
     events = estimator._executor_events
     peaks = []
     for force in (None, False, True):
-        keras.backend.clear_session()
         if force is not None:
             estimator._executor_events = lambda n, o, d, t, shared=False, f=force: events(
                 n, o, d, t, f
             )
         try:
-            fp = estimator.estimate(
-                case.builder(),
-                case.batch_size,
-                training=case.training,
-                optimizer=case.make_optimizer() if case.training else None,
-                loss=case.loss,
-                precision=case.precision,
-                device="CPU",
-            )
+            fp = case.estimate(device="CPU")
         finally:
             estimator._executor_events = events
         peaks.append(fp.peak_bytes / MiB)

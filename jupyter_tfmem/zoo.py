@@ -63,6 +63,28 @@ class ZooCase:
             spec = dict(spec)
         return keras.optimizers.get(spec)
 
+    def estimate(self, **options: Any) -> Any:
+        """``jupyter_tfmem.estimate`` of this case's step, on a newly built model.
+
+        Keras' name counters are cleared first: layer names decide the order
+        of equal-ready ops in Grappler's output, in TF as in the replay, and
+        a measuring process builds the model under fresh names.
+        """
+        import keras
+
+        from .estimator import estimate
+
+        keras.backend.clear_session()
+        return estimate(
+            self.builder(),
+            self.batch_size,
+            training=self.training,
+            optimizer=self.make_optimizer(),
+            loss=self.loss,
+            precision=self.precision,
+            **options,
+        )
+
 
 def _keras() -> Any:
     import keras

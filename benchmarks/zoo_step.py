@@ -1,0 +1,39 @@
+"""The start of a fresh-process driver that runs a zoo case's step as ``measure`` does.
+
+The scripts that watch TF run a step (``graph_match.py``, ``tf_order.py``,
+``tf_timeline.py``) each run it in a fresh process, so that nothing built
+before is in TF's allocator or graph dumps.  ``ZOO_STEP`` is the common start
+of those processes' code: it reads the case name from ``sys.argv[1]``, builds
+and compiles the model under the case's dtype policy and the batch the
+measurement uses, and defines ``step()``, one ``train_on_batch`` (or
+``predict_on_batch``).  Each script appends what it does around the steps.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+ZOO_STEP = textwrap.dedent(
+    """
+    import sys
+    import tensorflow as tf
+    import keras
+    from jupyter_tfmem import _measure_worker as worker
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(sys.argv[1])
+    if case.precision:
+        keras.config.set_dtype_policy(case.precision)
+    model = case.builder()
+    if case.training:
+        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
+        model.compile(optimizer=case.make_optimizer(), loss=loss)
+    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
+
+
+    def step():
+        if case.training:
+            return model.train_on_batch(x, y)
+        return model.predict_on_batch(x)
+    """
+)
