@@ -164,11 +164,11 @@ def simulate(
 
     How concurrent kernels share the machine decides which of them ends
     first, and TF does not do it one way (its profiler's op timeline on this
-    machine, ``benchmarks/tf_timeline.py``): an MLP's weight gradient started
-    68 us before the input gradient beside it and ended first (1.0 ms
-    against 2.9 ms for the same FLOPs), as if the cores served them in turn,
-    while a conv autoencoder's input gradient ended long before the filter
-    gradient started with it.  By default every thread runs its op at full
+    machine, ``benchmarks/tf_timeline.py``): an MLP's input and weight
+    gradients, the same FLOPs, started 53 us apart and ended in that order,
+    2.1 and 3.0 ms later, as if the cores served them in turn, while a conv
+    autoencoder's input gradient ended 17 ms before the filter gradient
+    started with it.  By default every thread runs its op at full
     speed, as on a machine with a core per thread.  ``shared_cores`` models
     the other case: an expensive op's work waits for the work of the ops
     started before it (oneDNN and Eigen share one intra-op pool), and ops
