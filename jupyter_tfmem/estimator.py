@@ -753,6 +753,8 @@ def _mean_parts(parts):
     maxima), so the breakdowns stay exact sums; the slack points share one
     ladder of batch sizes and are averaged per category.
     """
+    from .engine.schedule import upper_hull_positions
+
     if len(parts) == 1:
         return parts[0]
     k = len(parts)
@@ -788,23 +790,9 @@ def _mean_parts(parts):
             for cat, v in part_slack[i][1].items():
                 cats[cat] += v / k
         slack.append((m, dict(cats)))
-    return tuple(_envelope(lines)), tuple(slack)
-
-
-def _envelope(lines: list[PeakLine]) -> list[PeakLine]:
-    """The lines that are the highest at some batch size from 1 up (the others never show)."""
-    keep = []
-    for line in lines:
-        if not any(
-            other is not line
-            and other.a >= line.a
-            and other.b >= line.b
-            and (other.a, other.b) != (line.a, line.b)
-            for other in lines
-        ):
-            if all((kept.a, kept.b) != (line.a, line.b) for kept in keep):
-                keep.append(line)
-    return keep
+    # Only the pairs that are the highest at some batch size can show.
+    hull = upper_hull_positions([(line.a, line.b) for line in lines])
+    return tuple(lines[p] for p in hull), tuple(slack)
 
 
 _XLA_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
