@@ -1898,7 +1898,48 @@ def _executor_events(
         name: [d for d in [s for s, _ in nodes[name].inputs] + nodes[name].controls if d in pos]
         for name in order
     }
+    merged = _onednn_bias_grad_merges(nodes, order)
+    if merged:
+        # One kernel yields both: the bias gradient is ready when the filter
+        # gradient ends, and the filter gradient takes the time of both.
+        durations = dict(durations)
+        for bias, filt in merged.items():
+            deps[bias] = [*deps[bias], filt]
+            durations[filt] = durations.get(filt, 0.0) + durations.get(bias, 0.0)
+            durations[bias] = 0.0
     return simulate(order, deps, durations, threads, shared_cores=shared_cores)
+
+
+def _onednn_bias_grad_merges(nodes, order: list[str]) -> dict[str, str]:
+    """Each ``BiasAddGrad`` that TF's oneDNN layout pass runs inside a filter gradient.
+
+    The pass (``mkl_layout_pass.cc``, float32 only) merges a ``BiasAddGrad``
+    with the ``Conv2DBackpropFilter`` whose output-gradient input it reads into
+    one kernel that returns both (``_MklNativeConv2DBackpropFilterWithBias`` in
+    TF's profile).  Memory is the same, but the ready list when that output
+    gradient is made loses an expensive op, and the list decides which kernel
+    the executor runs inline and which it queues.
+    """
+    if "float32" in _eigen_dtypes():
+        return {}
+    filters = {}
+    for name in order:
+        node = nodes[name]
+        if node.op == "Conv2DBackpropFilter" and len(node.inputs) > 2:
+            filters.setdefault(tuple(node.inputs[2]), name)
+    merged: dict[str, str] = {}
+    taken = {None}
+    for name in order:
+        node = nodes[name]
+        if node.op != "BiasAddGrad" or not node.inputs or not node.outputs:
+            continue
+        spec = node.outputs[0]
+        filt = filters.get(tuple(node.inputs[0]))
+        if filt in taken or spec is None or _dtype_name(spec[2]) != "float32":
+            continue
+        merged[name] = filt
+        taken.add(filt)
+    return merged
 
 
 #: Above this many independent conditions the replay runs every branch at once.

@@ -161,3 +161,56 @@ def test_cpu_estimate_is_the_mean_of_both_ways_of_sharing_the_cores(monkeypatch)
     assert max(side.peak_bytes, turns.peak_bytes) > 1.1 * min(side.peak_bytes, turns.peak_bytes)
     assert any("thread timing" in note for note in both.notes)
     assert not any("thread timing" in note for note in side.notes + turns.notes)
+
+
+def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate
+    from jupyter_tfmem import estimator as E
+    from jupyter_tfmem.engine import executor
+
+    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+    seen = []
+    real = executor.simulate
+
+    def spy(names, deps, duration, threads, **kw):
+        events = real(names, deps, duration, threads, **kw)
+        seen.append((deps, events))
+        return events
+
+    monkeypatch.setattr(executor, "simulate", spy)
+    keras.backend.clear_session()
+    inp = keras.Input((24, 24, 3))
+    x = keras.layers.Conv2D(16, 3, activation="relu", name="c1")(inp)
+    x = keras.layers.Conv2D(16, 3, activation="relu", name="c2")(x)
+    out = keras.layers.Dense(2, name="d")(keras.layers.GlobalAveragePooling2D()(x))
+    model = keras.Model(inp, out)
+
+    def pairs(deps) -> dict[str, str]:
+        # each conv layer's bias gradient and filter gradient, by layer name
+        found: dict[str, dict[str, str]] = {}
+        for name in deps:
+            layer = [part for part in name.split("/") if part.split("_")[0] in ("c1", "c2")]
+            if layer and name.endswith(("BiasAddGrad", "Conv2DBackpropFilter")):
+                found.setdefault(layer[0], {})[name.rsplit("/", 1)[1]] = name
+        return {v["BiasAddGrad"]: v["Conv2DBackpropFilter"] for v in found.values() if len(v) == 2}
+
+    estimate(model, 16, optimizer="sgd", loss="mse", device="CPU")
+    assert seen
+    for deps, events in seen:
+        merged = pairs(deps)
+        assert len(merged) == 2
+        for bias, filt in merged.items():
+            assert filt in deps[bias]
+            assert events.index(("s", bias)) > events.index(("e", filt))
+
+    # Eigen's kernels (oneDNN off) keep them apart.
+    seen.clear()
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    keras.backend.clear_session()
+    estimate(model, 16, optimizer="sgd", loss="mse", device="CPU")
+    assert seen
+    for deps, _ in seen:
+        merged = pairs(deps)
+        assert merged and all(filt not in deps[bias] for bias, filt in merged.items())
