@@ -15,6 +15,7 @@ imports TensorFlow and stays clean.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import importlib.metadata
 import json
@@ -97,23 +98,54 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
 
 def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
                     env: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Cached records for ``cases``, measuring the missing (or all, with ``remeasure``)."""
+    """Cached records for ``cases`` with at least ``runs`` fresh processes each.
+
+    A case cached with fewer runs is topped up: the missing runs are measured
+    and the median is taken over all of them, so raising ``--runs`` costs only
+    the new processes.  ``remeasure`` discards the cache first.
+    """
     cache_path = VARIANTS_CACHE if env else CACHE
     cache = load_cache(cache_path)
-    todo = [c for c in cases if remeasure or cache_key(c.name, env) not in cache
-            or len(cache[cache_key(c.name, env)]["runs"]) < runs]
+    if remeasure:
+        for c in cases:
+            cache.pop(cache_key(c.name, env), None)
+    todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ())))
+            for c in cases]
+    todo = [(c, k) for c, k in todo if k > 0]
 
-    def work(case: ZooCase) -> tuple[ZooCase, dict[str, Any]]:
-        print(f"  measuring {case.name} ({runs} fresh processes)...", flush=True)
-        return case, measure_case(case, runs, env)
+    def work(item: tuple[ZooCase, int]) -> tuple[ZooCase, dict[str, Any]]:
+        case, missing = item
+        print(f"  measuring {case.name} ({missing} fresh processes)...", flush=True)
+        return case, measure_case(case, missing, env)
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for case, record in pool.map(work, todo):
-            cache[cache_key(case.name, env)] = record
+            key = cache_key(case.name, env)
+            if key in cache:
+                record = merge_records(cache[key], record)
+            cache[key] = record
             save_cache(cache, cache_path)  # keep what is done if a later case fails
-            print(f"  {case.name}: median {record['peak_bytes'] / MIB:.1f} MiB, "
-                  f"spread {record['spread']:.1%}, {record['wall_seconds']:.0f} s", flush=True)
+            print(f"  {case.name}: median {record['peak_bytes'] / MIB:.1f} MiB of "
+                  f"{len(record['runs'])} runs, spread {record['spread']:.1%}, "
+                  f"{record['wall_seconds']:.0f} s", flush=True)
     return {c.name: cache[cache_key(c.name, env)] for c in cases}
+
+
+def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """One record over the runs of both: the median and range of all of them."""
+    merged = Measurement.from_dict(new)
+    merged = dataclasses.replace(
+        merged,
+        runs=tuple(old["runs"]) + merged.runs,
+        seconds=tuple(old.get("seconds", ())) + merged.seconds,
+        peak_bytes=round(statistics.median(tuple(old["runs"]) + merged.runs)),
+    )
+    record = merged.to_dict()
+    record["wall_seconds"] = round(old.get("wall_seconds", 0) + new["wall_seconds"], 2)
+    dates = sorted({old.get("measured_on", ""), new["measured_on"]} - {""})
+    record["measured_on"] = " and ".join(dates)
+    record["env"] = new["env"]
+    return record
 
 
 # --------------------------------------------------------------------------
@@ -394,7 +426,8 @@ def parse_env(items: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help="comma-separated case names (default: the whole zoo)")
-    parser.add_argument("--runs", type=int, default=3, help="fresh processes per case")
+    parser.add_argument("--runs", type=int, default=7,
+                        help="fresh processes per case (cached cases with fewer are topped up)")
     parser.add_argument("--jobs", type=int, default=1, help="cases measured at once")
     parser.add_argument("--remeasure", action="store_true", help="ignore cached measurements")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
