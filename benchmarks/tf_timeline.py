@@ -14,8 +14,16 @@ threads: whether two kernels ran side by side or one after the other.  With
 ``--estimate`` it also prints the estimate's peak for each of the two ways
 ``engine/executor.py`` lets concurrent kernels share the cores.
 
+With ``--replay`` the profiler runs from before the model is built, and TF's
+own sequence of allocations and frees (building, warm-up, measured step) is
+replayed through ``engine/bfc.py``: if that gives TF's peak, the allocator
+model is right for the run, and an estimate that misses it was fed another
+sequence.  The profiled process is slower to build, so its timing differs a
+little more from an unprofiled one.
+
     python benchmarks/tf_timeline.py --case siamese_adam
     python benchmarks/tf_timeline.py --case mlp_sgd_b64 --kernels 12 --estimate
+    python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --replay
 """
 
 from __future__ import annotations
@@ -35,8 +43,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 MiB = 2**20
 
-_DRIVER = ZOO_STEP + textwrap.dedent(
+# With "build" as its third argument the profiler runs from before the model
+# is built, so the profile holds every allocation the measured step's
+# allocator state comes from.
+_START = textwrap.dedent(
     """
+    import sys
+    import tensorflow as tf
+
+    if sys.argv[3] == "build":
+        tf.profiler.experimental.start(sys.argv[2])
+    """
+)
+
+_DRIVER = (
+    _START
+    + ZOO_STEP
+    + textwrap.dedent(
+        """
     import glob, json
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
@@ -44,7 +68,8 @@ _DRIVER = ZOO_STEP + textwrap.dedent(
     step()
     tf.config.experimental.reset_memory_stats("CPU:0")
     before = tf.config.experimental.get_memory_info("CPU:0")["current"]
-    tf.profiler.experimental.start(out)
+    if sys.argv[3] != "build":
+        tf.profiler.experimental.start(out)
     step()
     tf.profiler.experimental.stop()
     peak = tf.config.experimental.get_memory_info("CPU:0")["peak"]
@@ -74,17 +99,18 @@ _DRIVER = ZOO_STEP + textwrap.dedent(
     json.dump({"before": before, "peak": peak, "memory": memory, "kernels": sorted(kernels)},
               open(out + ".json", "w"))
     """
+    )
 )
 
 
-def profile(case: str) -> dict:
-    """One fresh process's profiled step of ``case``."""
+def profile(case: str, from_build: bool = False) -> dict:
+    """One fresh process's profiled step of ``case`` (or everything from building the model)."""
     env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true", TF_CPP_MIN_LOG_LEVEL="3")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile")
         done = subprocess.run(
-            [sys.executable, "-c", _DRIVER, case, out],
+            [sys.executable, "-c", _DRIVER, case, out, "build" if from_build else "step"],
             env=env,
             capture_output=True,
             text=True,
@@ -94,6 +120,39 @@ def profile(case: str) -> dict:
             raise SystemExit(f"profiling {case} failed:\n{done.stderr[-2000:]}")
         with open(out + ".json") as f:
             return json.load(f)
+
+
+def measured_step_start(memory: list) -> int:
+    """Index of the measured step's first event: where ``reset_memory_stats`` lowered the peak."""
+    peaks = [stats.get("peak_bytes_in_use", 0) for _, _, stats in memory]
+    for i in range(1, len(peaks)):
+        if peaks[i] < peaks[i - 1]:
+            return i
+    raise SystemExit("the profile shows no reset of the allocator's peak")
+
+
+def replay_through_model(memory: list, start: int) -> tuple[float, int, int]:
+    """TF's own allocation sequence through ``engine.bfc.BFCModel``.
+
+    Returns the model's peak over the events from ``start`` on, and how many
+    of all the allocations got a chunk of another size than TF's.  When TF's
+    sequence gives TF's peak, the allocator model is right for that run, and
+    an estimate that misses it has another sequence.
+    """
+    from jupyter_tfmem.engine.bfc import BFCModel
+
+    model = BFCModel()
+    differ = total = 0
+    for i, (_, is_alloc, stats) in enumerate(memory):
+        if i == start:
+            model.reset_peak()
+        if not is_alloc:
+            model.free(stats["addr"])
+            continue
+        model.alloc(stats["addr"], stats["requested_bytes"])
+        total += 1
+        differ += model.chunks[model.owner[stats["addr"]]][0] != stats["allocation_bytes"]
+    return model.peak, differ, total
 
 
 def at_peak(memory: list) -> tuple[float, dict[str, list[float]]]:
@@ -147,13 +206,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tensors", type=int, default=12, help="live tensors to list")
     parser.add_argument("--kernels", type=int, default=20, help="longest kernels to list")
     parser.add_argument("--estimate", action="store_true", help="also estimate the case both ways")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="profile from before the model is built and replay TF's own allocations "
+        "through the allocator model",
+    )
     args = parser.parse_args(argv)
     from jupyter_tfmem.zoo import case_names
 
     if args.case not in case_names():
         parser.error(f"unknown case {args.case!r}; one of: {', '.join(case_names())}")
-    run = profile(args.case)
-    in_use, by_op = at_peak(run["memory"])
+    run = profile(args.case, from_build=args.replay)
+    memory = run["memory"]
+    if args.replay:
+        start = measured_step_start(memory)
+        replayed, differ, total = replay_through_model(memory, start)
+        print(
+            f"{args.case}: TF's {total} allocations since the model was built, replayed through "
+            f"engine/bfc.py: measured-step peak {replayed / MiB:.2f} MiB (TF: "
+            f"{run['peak'] / MiB:.2f}); {differ} got a chunk of another size than TF's"
+        )
+        memory = memory[start:]
+        # the build and the warm-up ran under the profiler too
+        run["kernels"] = [k for k in run["kernels"] if k[0] >= memory[0][0]]
+    in_use, by_op = at_peak(memory)
     asked = sum(row[0] for row in by_op.values())
     print(
         f"{args.case}: allocator peak {run['peak'] / MiB:.2f} MiB in the profiled step "
