@@ -24,11 +24,17 @@ little more from an unprofiled one.
     python benchmarks/tf_timeline.py --case siamese_adam
     python benchmarks/tf_timeline.py --case mlp_sgd_b64 --kernels 12 --estimate
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --replay
+    python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --compare
+
+``--compare`` lists the ops that allocate a buffer of 64 KiB or more more often
+in TF's measured step than in the estimate's replay, and the reverse: an op
+that writes into its input in one and not in the other shows up there.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import subprocess
@@ -200,6 +206,45 @@ def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
     return peaks[0], peaks[1], peaks[2]
 
 
+def allocations_by_op(case_name: str, least: int) -> collections.Counter:
+    """Buffers of ``least`` bytes or more per op, in the estimate's measured step.
+
+    The replay's buffers carry no op name, so each is keyed by the op that
+    made it while the estimate runs (side-by-side mode: the first replay).
+    """
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.engine import schedule
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(case_name)
+    made, after = schedule._output_buffer, estimator._allocator_after
+    counts: list[collections.Counter] = []
+
+    def named(node, idx, spec, in_bufs):
+        buf = made(node, idx, spec, in_bufs)
+        if buf is not None and buf.key is None and not buf.persistent:
+            buf.key = ("t", next(schedule._keys), node.name)
+        return buf
+
+    def count(creation, warm, measured, m, holders=None):
+        if m == case.batch_size and not counts:
+            counts.append(
+                collections.Counter(
+                    key[2]
+                    for kind, key, a, b, _ in measured
+                    if kind == "a" and len(key) > 2 and a + b * m >= least
+                )
+            )
+        return after(creation, warm, measured, m, holders)
+
+    schedule._output_buffer, estimator._allocator_after = named, count
+    try:
+        case.estimate(device="CPU")
+    finally:
+        schedule._output_buffer, estimator._allocator_after = made, after
+    return counts[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="siamese_adam", help="zoo case (default: %(default)s)")
@@ -211,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="profile from before the model is built and replay TF's own allocations "
         "through the allocator model",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="list the ops that allocate (64 KiB or more) more often in TF's step than in "
+        "the estimate's replay, and the reverse",
     )
     args = parser.parse_args(argv)
     from jupyter_tfmem.zoo import case_names
@@ -254,6 +305,22 @@ def main(argv: list[str] | None = None) -> int:
     for at, dur, thread, name in sorted(longest):
         start, end = (at - t0) / 1e3, (at + dur - t0) / 1e3
         print(f"  {start:9.1f} to {end:9.1f}  thread {thread:3d}  {name}")
+    if args.compare:
+        least = 64 << 10
+        tf_ops = collections.Counter(
+            stats.get("tf_op") or "?"
+            for _, is_alloc, stats in memory
+            if is_alloc and stats["requested_bytes"] >= least
+        )
+        ours = allocations_by_op(args.case, least)
+        print("\nAllocations of 64 KiB or more, TF's step against the estimate's replay:")
+        for label, more, less in (("TF only", tf_ops, ours), ("replay only", ours, tf_ops)):
+            extra = sorted(
+                (op, n - less.get(op, 0)) for op, n in more.items() if n > less.get(op, 0)
+            )
+            print(f"  {label}: {len(extra)} ops")
+            for op, n in extra:
+                print(f"    {n} x {op}")
     if args.estimate:
         both, side, turns = estimate_both_ways(args.case)
         print(
