@@ -1927,18 +1927,17 @@ def _onednn_bias_grad_merges(nodes, order: list[str]) -> dict[str, str]:
         node = nodes[name]
         if node.op == "Conv2DBackpropFilter" and len(node.inputs) > 2:
             filters.setdefault(tuple(node.inputs[2]), name)
-    merged: dict[str, str] = {}
-    taken = {None}
+    merged: dict[str, str] = {}  # bias gradient -> filter gradient; one bias per filter
     for name in order:
         node = nodes[name]
         if node.op != "BiasAddGrad" or not node.inputs or not node.outputs:
             continue
         spec = node.outputs[0]
         filt = filters.get(tuple(node.inputs[0]))
-        if filt in taken or spec is None or _dtype_name(spec[2]) != "float32":
+        if filt is None or filt in merged.values():
             continue
-        merged[name] = filt
-        taken.add(filt)
+        if spec is not None and _dtype_name(spec[2]) == "float32":
+            merged[name] = filt
     return merged
 
 
