@@ -230,7 +230,8 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
         if m == case.batch_size and not counts:
             counts.append(
                 collections.Counter(
-                    key[2]
+                    # a copy-on-write's key names the variable, not an op
+                    "(copy-on-write of a variable)" if key[0] == "cow" else str(key[2])
                     for kind, key, a, b, _ in measured
                     if kind == "a" and len(key) > 2 and a + b * m >= least
                 )
