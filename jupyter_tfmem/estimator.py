@@ -1712,15 +1712,58 @@ _EIGEN_L2 = 256 << 10
 def _eigen_dtypes() -> set[str]:
     """Dtypes whose CPU convolution gradients and products run TF's own (Eigen) kernels.
 
-    With oneDNN on (TF's default on x86 Linux) float32 and bfloat16 go to
-    oneDNN; float16 and float64 do not.  With ``TF_ENABLE_ONEDNN_OPTS=0``
-    every dtype does.
+    With oneDNN on (TF's default on x86 Linux) TF hands a dtype to oneDNN
+    only if this CPU has the instructions for it; the rest, and float64
+    always, run Eigen.  With ``TF_ENABLE_ONEDNN_OPTS=0`` every dtype does.
     """
     import os
 
+    every = {"float16", "bfloat16", "float32", "float64"}
     if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1").strip().lower() in ("0", "false"):
-        return {"float16", "bfloat16", "float32", "float64"}
-    return {"float16", "float64"}
+        return every
+    return every - onednn_dtypes(_cpu_flags())
+
+
+def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:
+    """The dtypes TF's oneDNN kernels take on a CPU with these ``/proc/cpuinfo`` flags.
+
+    TF asks the CPU (``IsDataTypeSupportedByOneDNNOnThisCPU`` in
+    ``tensorflow/core/util/util.cc``, oneDNN v3 builds): float32 always,
+    bfloat16 with AVX-512F or AVX-NE-CONVERT, float16 with AVX-512BW and
+    AVX512-FP16 or AMX-FP16, or with AVX-NE-CONVERT.  The same model then
+    allocates differently on two CPUs: a float16 transformer's products take
+    float32 copies of their operands under Eigen and none under oneDNN
+    (51.3 MiB measured on a Xeon with AVX512-FP16 against 60.7 on an EPYC
+    without it).  ``None`` (flags unknown) keeps float32 and bfloat16.
+    """
+    if flags is None:
+        return {"float32", "bfloat16"}
+    out = {"float32"}
+    if "avx512f" in flags or "avx_ne_convert" in flags:
+        out.add("bfloat16")
+    half = "avx512bw" in flags and ("avx512_fp16" in flags or "amx_fp16" in flags)
+    if half or "avx_ne_convert" in flags:
+        out.add("float16")
+    return out
+
+
+_FLAGS: list[frozenset[str] | None] = []
+
+
+def _cpu_flags() -> frozenset[str] | None:
+    """This CPU's feature flags from ``/proc/cpuinfo`` (``None`` where there is none)."""
+    if not _FLAGS:
+        flags = None
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("flags"):
+                        flags = frozenset(line.split(":", 1)[1].split())
+                        break
+        except OSError:
+            pass
+        _FLAGS.append(flags)
+    return _FLAGS[0]
 
 
 #: Products run by ``BaseBatchMatMulOp`` (MatMul is one of its registrations).
@@ -1728,7 +1771,7 @@ _EIGEN_MATMULS = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 
 
 def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
-    """Give CPU float16 (and, with oneDNN off, bfloat16) products their float32 copies.
+    """Give CPU products in a half-precision dtype oneDNN does not take their float32 copies.
 
     TF's own CPU kernel for these dtypes (``BaseBatchMatMulOp::Compute`` in
     ``matmul_op_impl.h``) allocates its output, then float32 copies of both
@@ -1766,12 +1809,12 @@ def _add_onednn_pool_workspaces(graph_def, nodes) -> None:
     output element for windows under 256 elements, four otherwise), which
     lives until the gradient has run.  TF's log for a float32 CNN shows a
     1 MiB workspace next to each 4 MiB pool output (and 256 KiB next to a
-    512 KiB bfloat16 one).  Eigen's pools (float16, float64, oneDNN off) and
-    GPUs recompute the argmax instead.
+    512 KiB bfloat16 one).  Eigen's pools (float64, a dtype this CPU has no
+    oneDNN kernels for, oneDNN off) and GPUs recompute the argmax instead.
     """
     import tensorflow as tf
 
-    onednn = {"float32", "bfloat16"} - _eigen_dtypes()
+    onednn = {"float16", "float32", "bfloat16"} - _eigen_dtypes()
     grads: dict[str, list] = collections.defaultdict(list)
     for node in nodes.values():
         if node.op in _POOL_GRADS.values() and len(node.inputs) >= 2:

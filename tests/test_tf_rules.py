@@ -64,10 +64,46 @@ def test_a_list_index_is_constant_only_through_enters_not_merges():
     assert _const_slot(nodes, consts, f"{W}/switch/_0") is None
 
 
+#: /proc/cpuinfo flags of an AVX-512 CPU without float16 instructions (an AMD EPYC)
+AVX512 = frozenset({"avx2", "avx512f", "avx512bw", "avx512_bf16"})
+#: ... and of one with them (a Xeon with AVX512-FP16 and AMX)
+AVX512_FP16 = AVX512 | {"avx512_fp16", "amx_bf16", "amx_tile"}
+
+
+def _on_cpu(monkeypatch, flags) -> None:
+    """oneDNN on (TF's default) on a CPU with these flags."""
+    from jupyter_tfmem import estimator
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    monkeypatch.setattr(estimator, "_cpu_flags", lambda: flags)
+
+
+def test_onednn_takes_the_dtypes_the_cpu_has_instructions_for(monkeypatch):
+    from jupyter_tfmem.estimator import _eigen_dtypes, onednn_dtypes
+
+    assert onednn_dtypes(frozenset({"avx2", "fma"})) == {"float32"}
+    assert onednn_dtypes(AVX512) == {"float32", "bfloat16"}
+    assert onednn_dtypes(AVX512_FP16) == {"float32", "bfloat16", "float16"}
+    # AVX512-FP16 needs AVX-512BW beside it; AVX-NE-CONVERT alone takes both halves
+    assert onednn_dtypes(frozenset({"avx512f", "avx512_fp16"})) == {"float32", "bfloat16"}
+    assert onednn_dtypes(frozenset({"avx2", "avx_ne_convert"})) == {
+        "float32",
+        "bfloat16",
+        "float16",
+    }
+    assert onednn_dtypes(None) == {"float32", "bfloat16"}  # no /proc/cpuinfo
+    _on_cpu(monkeypatch, AVX512_FP16)
+    assert _eigen_dtypes() == {"float64"}
+    _on_cpu(monkeypatch, AVX512)
+    assert _eigen_dtypes() == {"float16", "float64"}
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    assert _eigen_dtypes() == {"float16", "bfloat16", "float32", "float64"}
+
+
 def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     from jupyter_tfmem.estimator import _size_eigen_conv_buffers
 
-    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    _on_cpu(monkeypatch, AVX512)
 
     def conv_grad(dtype):
         node = Node("g", "Conv2DBackpropInput", [("s", 0), ("w", 0), ("dy", 0)], [], [])
@@ -80,6 +116,10 @@ def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     half = conv_grad("float16")
     _size_eigen_conv_buffers(half, props, threads=2)
     assert half["g"].scratch == (145 * 256 * 288 * 2, 0.0)
+    _on_cpu(monkeypatch, AVX512_FP16)  # float16 goes to oneDNN too
+    half = conv_grad("float16")
+    _size_eigen_conv_buffers(half, props, threads=2)
+    assert half["g"].scratch is None
     # float32 goes to oneDNN (TF's default on x86), which has no such buffer.
     single = conv_grad("float32")
     _size_eigen_conv_buffers(single, props, threads=2)
@@ -100,7 +140,7 @@ def _product_shapes(n: int) -> dict:
 def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch):
     from jupyter_tfmem.estimator import _B1, _B2, _size_eigen_matmul_copies
 
-    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    _on_cpu(monkeypatch, AVX512)
     props = (_product_shapes(_B1), _product_shapes(_B2))
     half = _product("MatMul", "float16")
     _size_eigen_matmul_copies(half, *props)
@@ -110,13 +150,25 @@ def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch)
         other = _product("BatchMatMulV2", dtype)
         _size_eigen_matmul_copies(other, *props)
         assert other["p"].post_temps == ()
+    _on_cpu(monkeypatch, AVX512_FP16)
+    half = _product("MatMul", "float16")
+    _size_eigen_matmul_copies(half, *props)
+    assert half["p"].post_temps == ()
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     bf16 = _product("BatchMatMulV2", "bfloat16")
     _size_eigen_matmul_copies(bf16, *props)
     assert len(bf16["p"].post_temps) == 3
 
 
+def _float16_in_onednn() -> bool:
+    """Whether TF on this machine's CPU runs float16 kernels in oneDNN."""
+    from jupyter_tfmem.estimator import _eigen_dtypes
+
+    return "float16" not in _eigen_dtypes()
+
+
 def test_tfs_float16_product_allocates_the_float32_copies():
+    """Eigen's float16 product copies to float32; oneDNN's (AVX512-FP16 CPUs) does not."""
     shapes = [((512, 256), (256, 1024)), ((8, 256, 128), (8, 128, 512))]
     logged = step_allocations(
         "RUN = lambda case, x, w: tf.matmul(x, w)",
@@ -125,8 +177,11 @@ def test_tfs_float16_product_allocates_the_float32_copies():
     for sizes, (x, w) in zip(logged, shapes, strict=True):
         out = math.prod(x) // x[-1] * w[-1]
         big = [s for s in sizes if s >= 131072]
-        # the float16 output first, then float32 copies of x, w and the output
-        assert big == [2 * out, 4 * math.prod(x), 4 * math.prod(w), 4 * out]
+        if _float16_in_onednn():  # the output (and maybe oneDNN's scratchpad), no copies
+            assert big[0] == 2 * out
+            assert not {4 * math.prod(x), 4 * math.prod(w), 4 * out} & set(big[1:])
+        else:  # the float16 output first, then float32 copies of x, w and the output
+            assert big == [2 * out, 4 * math.prod(x), 4 * math.prod(w), 4 * out]
 
 
 def _pool_graph(ksize: int, dtype: str, with_grad: bool):
@@ -145,7 +200,7 @@ def _pool_graph(ksize: int, dtype: str, with_grad: bool):
 def test_onednn_max_pools_hand_their_gradient_a_workspace(monkeypatch):
     from jupyter_tfmem.estimator import _add_onednn_pool_workspaces
 
-    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    _on_cpu(monkeypatch, AVX512)
     # float32 output of 4096 bytes per sample: 1024 elements, one byte each
     gd, nodes = _pool_graph(2, "float32", with_grad=True)
     _add_onednn_pool_workspaces(gd, nodes)
@@ -160,6 +215,10 @@ def test_onednn_max_pools_hand_their_gradient_a_workspace(monkeypatch):
         gd, nodes = _pool_graph(2, dtype, with_grad=grad)
         _add_onednn_pool_workspaces(gd, nodes)
         assert len(nodes["pool"].outputs) == 1
+    _on_cpu(monkeypatch, AVX512_FP16)
+    gd, nodes = _pool_graph(2, "float16", with_grad=True)
+    _add_onednn_pool_workspaces(gd, nodes)
+    assert len(nodes["pool"].outputs) == 2
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     gd, nodes = _pool_graph(2, "float32", with_grad=True)
     _add_onednn_pool_workspaces(gd, nodes)
@@ -185,7 +244,8 @@ def test_tfs_max_pool_allocates_its_workspace_in_training():
         k = case["k"]
         elements = 8 * (32 // k) ** 2 * 16
         workspace = elements * (1 if k * k < 256 else 4)
-        if case["inputs"][0][1] == "float16":  # Eigen's pool recomputes the argmax
+        if case["inputs"][0][1] == "float16" and not _float16_in_onednn():
+            # Eigen's pool recomputes the argmax
             assert workspace not in sizes
         else:
             assert workspace in sizes
