@@ -93,6 +93,7 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
     record["wall_seconds"] = round(time.perf_counter() - started, 2)
     record["measured_on"] = _dt.date.today().isoformat()
     record["env"] = env
+    record["cpu"] = cpu_model()
     return record
 
 
@@ -102,13 +103,21 @@ def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
 
     A case cached with fewer runs is topped up: the missing runs are measured
     and the median is taken over all of them, so raising ``--runs`` costs only
-    the new processes.  ``remeasure`` discards the cache first.
+    the new processes.  ``remeasure`` discards the cache first, and so does a
+    record made on another CPU: which kernels TF runs, and so what it
+    allocates, depends on the CPU's instructions (a float16 transformer's peak
+    is 60.7 MiB on an AMD EPYC and 51.3 on a Xeon with AVX512-FP16).
     """
     cache_path = VARIANTS_CACHE if env else CACHE
     cache = load_cache(cache_path)
-    if remeasure:
-        for c in cases:
-            cache.pop(cache_key(c.name, env), None)
+    here = cpu_model()
+    for c in cases:
+        cached = cache.get(cache_key(c.name, env))
+        if cached is not None and (remeasure or cached.get("cpu") != here):
+            if not remeasure:
+                print(f"  {c.name}: cached on {cached.get('cpu') or 'another CPU'}, "
+                      f"measuring again on {here}", flush=True)
+            del cache[cache_key(c.name, env)]
     todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ())))
             for c in cases]
     todo = [(c, k) for c, k in todo if k > 0]
@@ -145,6 +154,7 @@ def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     dates = sorted({old.get("measured_on", ""), new["measured_on"]} - {""})
     record["measured_on"] = " and ".join(dates)
     record["env"] = new["env"]
+    record["cpu"] = new.get("cpu")
     return record
 
 
@@ -333,15 +343,19 @@ def print_report(rows: list[dict[str, Any]]) -> None:
         print(line)
 
 
-def machine_description() -> str:
-    cpu = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name: measurements from another CPU are not this one's ground truth."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def machine_description() -> str:
+    cpu = cpu_model()
     mem = ""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
