@@ -8,7 +8,11 @@ shared input is still alive when the next layer's gradient allocates.  This
 prints the ratio for a few shapes; the engine's ``_FILTER_GRAD_SLOWDOWN`` is
 their geometric mean on this machine.  It also times VGG16's largest dense
 layer's gradients (batch 16, 4096x4096 kernel) and a square of that kernel's
-size against the cost model, the tie docs/engine.md describes.
+size against the cost model, the tie docs/engine.md describes.  Last, it
+times a BatchNormalization gradient's sum of ``dy`` over batch and pixels
+against its product of ``dy`` with a per-channel vector, the two kernels
+whose race decides whether that gradient's ``x * dy`` writes into ``dy``,
+and prints the ratio the cost model gives them (``REDUCTION_OPS``).
 
     python benchmarks/kernel_costs.py
 """
@@ -72,6 +76,7 @@ def main() -> int:
     mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"geometric mean ratio: {mean:.2f}")
     dense_gradients(tf)
+    reductions(tf)
     return 0
 
 
@@ -94,6 +99,46 @@ def dense_gradients(tf) -> None:
     for name, fn, op, out, ins, out_bytes, in_bytes in cases:
         modelled = op_duration(op, [out], ins, out_bytes, in_bytes) / 1e6
         print(f"{name}: {timed(fn):.1f} ms measured, {modelled:.1f} ms modelled")
+
+
+#: (N, H, W, C) gradients of BatchNormalization layers, 2 to 8 MiB in float32
+BN_SHAPES = [(32, 32, 32, 32), (64, 16, 16, 64), (32, 16, 16, 128), (64, 32, 32, 32)]
+
+
+def reductions(tf) -> None:
+    """A sum over all axes but the channels against a per-channel product, measured and modelled.
+
+    Each kernel runs in its own ``tf.function`` (no copy of the result to
+    NumPy); the time of an empty call of the same kind is subtracted.
+    """
+    from jupyter_tfmem.engine.executor import op_duration
+
+    def call_time(fn, repeats: int = 40) -> float:
+        fn()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        times.sort()
+        return times[len(times) // 2] * 1e6
+
+    tiny = tf.zeros((4,))
+    empty = call_time(tf.function(lambda: tiny * 2.0))
+    for shape in BN_SHAPES:
+        dy, v = tf.random.normal(shape), tf.random.normal(shape[-1:])
+        sum_time = call_time(tf.function(lambda dy=dy: tf.reduce_sum(dy, [0, 1, 2])))
+        mul_time = call_time(tf.function(lambda dy=dy, v=v: dy * v))
+        nbytes = 4.0 * math.prod(shape)
+        channels = 4.0 * shape[-1]
+        modelled = op_duration("Sum", [shape[-1:]], [shape], channels, nbytes) / op_duration(
+            "Mul", [shape], [shape, shape[-1:]], nbytes, nbytes + channels
+        )
+        measured = (sum_time - empty) / (mul_time - empty)
+        print(
+            f"sum of dy {shape} over N, H, W: {sum_time - empty:.0f} us; dy * v: "
+            f"{mul_time - empty:.0f} us; ratio {measured:.2f} measured, {modelled:.2f} modelled"
+        )
 
 
 if __name__ == "__main__":

@@ -96,6 +96,32 @@ def test_a_filter_gradient_outlasts_the_input_gradient_of_the_same_convolution()
     assert grad_filter > grad_input
 
 
+def test_a_batch_norm_gradient_multiplies_x_by_dy_while_the_sum_of_dy_runs():
+    """TF's profile: ``x * dy`` starts when ``dy * scale`` ends, before ``sum(dy)`` does.
+
+    ``dy`` then still has a reader, so TF's product allocates instead of
+    writing into ``dy``.  A sum over batch and pixels strides through its
+    input and takes as long as the per-channel product; charged by bytes
+    moved alone it took half as long, ended first, and the product wrote
+    into ``dy`` in the replay where TF allocated.
+    """
+    dy, channels = (32, 32, 32, 32), (32,)
+    nbytes, cbytes = 4.0 * 32**4, 4.0 * 32
+    cost = {
+        "dy": 1.0,
+        "mul": op_duration("Mul", [dy], [dy, channels], nbytes, nbytes + cbytes),
+        "mul_1": op_duration("Mul", [dy], [dy, dy], nbytes, 2 * nbytes),
+        "sum": op_duration("Sum", [channels], [dy], cbytes, nbytes),
+        "tile": op_duration("Tile", [dy], [channels], nbytes, cbytes),
+    }
+    assert cost["sum"] > cost["mul"]
+    # TF's ready order: the sum runs inline, both products are queued
+    graph = {"dy": [], "mul": ["dy"], "mul_1": ["dy"], "sum": ["dy"], "tile": ["sum"]}
+    for shared in (False, True):
+        at = spans(simulate(list(graph), graph, cost, 2, shared_cores=shared))
+        assert at["mul_1"][0] < at["sum"][1]
+
+
 def test_shared_cores_serve_an_op_after_the_ones_started_before_it():
     # ``long`` and ``tiny`` start together; ``short`` waits for ``tiny`` only.
     graph = {"r": [], "long": ["r"], "tiny": ["r"], "short": ["tiny"]}

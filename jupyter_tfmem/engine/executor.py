@@ -84,6 +84,22 @@ _OVERHEAD = 3000.0  # ns an expensive kernel costs however small
 #: gradient it started with, as TF's log shows for the Conv1D zoo case.
 _FILTER_GRAD_SLOWDOWN = 1.08
 
+#: Reductions that keep the innermost axis (a BatchNormalization gradient's
+#: sums over batch and pixels, a bias gradient) stride through their input:
+#: timed alone here, the sum of a 2 to 8 MiB (N, H, W, C) tensor over N, H
+#: and W takes 0.99 to 1.29 times as long as multiplying it by a (C,)
+#: vector (four shapes, C from 32 to 128, geometric mean 1.11:
+#: ``python benchmarks/kernel_costs.py``), where bytes moved alone make it
+#: half as long.  The slowdown gives the model that mean ratio.  In a
+#: BatchNormalization gradient it decides whether the product ``x * dy``
+#: starts while the sum over ``dy`` still runs (TF's profile: the product
+#: then allocates, as ``dy`` has another reader) or after it (it writes
+#: into ``dy``).
+REDUCTION_OPS = frozenset(
+    {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "EuclideanNorm", "BiasAddGrad"}
+)
+_REDUCTION_SLOWDOWN = 2.2
+
 Shape = tuple[int, ...]
 
 
@@ -146,7 +162,10 @@ def op_duration(
     flops = op_flops(op, out_shapes, in_shapes)
     if "BackpropFilter" in op:  # a reduction over the batch: slower per FLOP
         flops *= _FILTER_GRAD_SLOWDOWN
-    return _OVERHEAD + flops / _FLOP_RATE + (out_bytes + in_bytes) / _BYTE_RATE
+    moved = (out_bytes + in_bytes) / _BYTE_RATE
+    if op in REDUCTION_OPS:
+        moved *= _REDUCTION_SLOWDOWN
+    return _OVERHEAD + flops / _FLOP_RATE + moved
 
 
 def simulate(
