@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import functools
 import gc
 import itertools
 import math
@@ -1747,23 +1748,17 @@ def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:
     return out
 
 
-_FLAGS: list[frozenset[str] | None] = []
-
-
+@functools.cache
 def _cpu_flags() -> frozenset[str] | None:
     """This CPU's feature flags from ``/proc/cpuinfo`` (``None`` where there is none)."""
-    if not _FLAGS:
-        flags = None
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as f:
-                for line in f:
-                    if line.startswith("flags"):
-                        flags = frozenset(line.split(":", 1)[1].split())
-                        break
-        except OSError:
-            pass
-        _FLAGS.append(flags)
-    return _FLAGS[0]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return None
 
 
 #: Products run by ``BaseBatchMatMulOp`` (MatMul is one of its registrations).
