@@ -106,7 +106,7 @@ def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
     the new processes.  ``remeasure`` discards the cache first, and so does a
     record made on another CPU: which kernels TF runs, and so what it
     allocates, depends on the CPU's instructions (a float16 transformer's peak
-    is 60.7 MiB on an AMD EPYC and 51.3 on a Xeon with AVX512-FP16).
+    is 60.7 MiB on an AMD EPYC and 52.0 on a Xeon with AVX512-FP16).
     """
     cache_path = VARIANTS_CACHE if env else CACHE
     cache = load_cache(cache_path)

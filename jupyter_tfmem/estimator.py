@@ -1734,7 +1734,7 @@ def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:
     AVX512-FP16 or AMX-FP16, or with AVX-NE-CONVERT.  The same model then
     allocates differently on two CPUs: a float16 transformer's products take
     float32 copies of their operands under Eigen and none under oneDNN
-    (51.3 MiB measured on a Xeon with AVX512-FP16 against 60.7 on an EPYC
+    (52.0 MiB measured on a Xeon with AVX512-FP16 against 60.7 on an EPYC
     without it).  ``None`` (flags unknown) keeps float32 and bfloat16.
     """
     if flags is None:
