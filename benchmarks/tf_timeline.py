@@ -71,7 +71,7 @@ _DRIVER = (
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
     out = sys.argv[2]
-    step()
+    warm_up()
     tf.config.experimental.reset_memory_stats("CPU:0")
     before = tf.config.experimental.get_memory_info("CPU:0")["current"]
     if sys.argv[3] != "build":

@@ -6,7 +6,8 @@ before is in TF's allocator or graph dumps.  ``ZOO_STEP`` is the common start
 of those processes' code: it reads the case name from ``sys.argv[1]``, builds
 and compiles the model under the case's dtype policy and the batch the
 measurement uses, and defines ``step()``, one ``train_on_batch`` (or
-``predict_on_batch``).  Each script appends what it does around the steps.
+``predict_on_batch``), and ``warm_up()``, the steps ``measure`` runs before
+the one it reads.  Each script appends what it does around the steps.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ ZOO_STEP = textwrap.dedent(
     import sys
     import tensorflow as tf
     import keras
-    from jupyter_tfmem import _measure_worker as worker
+    from jupyter_tfmem import _measure_worker as worker, measurement
     from jupyter_tfmem.zoo import get_case
 
     case = get_case(sys.argv[1])
@@ -35,5 +36,9 @@ ZOO_STEP = textwrap.dedent(
         if case.training:
             return model.train_on_batch(x, y)
         return model.predict_on_batch(x)
+
+
+    def warm_up():
+        return measurement.warm_up(step, model, case.training)
     """
 )

@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Any
 
-from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER
+from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, warm_up
 
 #: Integer inputs without an Embedding to bound them get tokens in [0, this).
 SMALL_INT_RANGE = 2
@@ -377,7 +377,12 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
             else:
                 model.predict_on_batch(x)
 
-        step()  # warm-up: traces the function, builds optimizer slots
+        # warm-up: traces the function, builds optimizer slots, applies an update
+        warm_steps, updated = warm_up(step, model, training)
+        if not updated:
+            notes.append(f"warm-up: the optimizer applied no update in {warm_steps} steps")
+        elif warm_steps > 1:
+            notes.append(f"warm-up: the optimizer applied its first update in step {warm_steps}")
         gc.collect()
         tf.config.experimental.reset_memory_stats(device)
         before = tf.config.experimental.get_memory_info(device)["current"]

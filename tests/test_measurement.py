@@ -15,9 +15,11 @@ import pytest
 from jupyter_tfmem.measurement import (
     DEFAULT_LOSS,
     DEFAULT_OPTIMIZER,
+    MAX_WARMUP_STEPS,
     Measurement,
     measure,
     measure_builder,
+    warm_up,
 )
 
 
@@ -109,6 +111,68 @@ def test_inference_holds_the_weights_and_follows_the_model_size():
     mlp_model = mlp()
     assert isinstance(mlp_model, keras.Model)
     assert large.peak_bytes >= _weight_bytes(mlp_model) > small.peak_bytes
+
+
+def test_the_warm_up_runs_until_a_loss_scale_lets_the_optimizer_update():
+    import keras
+
+    # Outputs near 100 and a loss scale of 2**127: the scaled gradients are
+    # infinite until the scale has been halved a few times, and every such
+    # step skips the update, as a mixed_float16 model's first step often does.
+    inp = keras.Input((64,))
+    x = keras.layers.Dense(256, activation="relu")(inp)
+    out = keras.layers.Dense(4, bias_initializer=keras.initializers.Constant(100.0))(x)
+    model = keras.Model(inp, out)
+    optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.Adam(), initial_scale=2.0**127)
+    model.compile(optimizer=optimizer, loss="mean_squared_error")
+    before = _snapshot(model)
+
+    result = measure(model, 16, runs=1)
+
+    notes = [n for n in result.notes if n.startswith("warm-up: the optimizer applied its first")]
+    assert len(notes) == 1, result.notes
+    assert 2 <= int(notes[0].rsplit(" ", 1)[1]) < MAX_WARMUP_STEPS
+    _assert_same(before, _snapshot(model))
+
+
+class _Counter:
+    def __init__(self, value: int = 0) -> None:
+        self.value = value
+
+    def numpy(self) -> int:
+        return self.value
+
+
+class _Optimizer:
+    """Counts an update from the ``update_at``-th step on, as a loss-scale optimizer does."""
+
+    def __init__(self, update_at: int | None, start: int = 0) -> None:
+        self.iterations = _Counter(start)
+        self.update_at = update_at
+        self.steps = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.update_at is not None and self.steps >= self.update_at:
+            self.iterations.value += 1
+
+
+@pytest.mark.parametrize(
+    ("update_at", "start", "expected"),
+    [(1, 0, (1, True)), (3, 0, (3, True)), (2, 7, (2, True)), (None, 0, (MAX_WARMUP_STEPS, False))],
+)
+def test_warm_up_stops_at_the_first_update_or_the_cap(update_at, start, expected):
+    optimizer = _Optimizer(update_at, start)
+    model = type("Model", (), {"optimizer": optimizer})()
+    assert warm_up(optimizer.step, model, training=True) == expected
+    assert optimizer.steps == expected[0]
+
+
+def test_inference_warms_up_with_one_step_even_with_an_optimizer():
+    optimizer = _Optimizer(None)
+    model = type("Model", (), {"optimizer": optimizer})()
+    assert warm_up(optimizer.step, model, training=False) == (1, True)
+    assert optimizer.steps == 1
 
 
 @pytest.mark.parametrize("batch", [0, -3, 2.5, True, "8"])
