@@ -1,7 +1,7 @@
 """When does TF run each kernel of a step, and what does it hold at its peak?
 
 Runs a zoo case in a fresh process, with TF's profiler on for the measured
-step only (warm-up step, ``reset_memory_stats``, profiled step), and reads
+step only (warm-up as ``measure`` does it, ``reset_memory_stats``, profiled step), and reads
 the profile: every kernel's start, end and thread, and every allocation of
 TF's BFC allocator with the op that asked for it.  Unlike the allocator's
 debug log (``tf_order.py``), the profiler writes no stack trace per

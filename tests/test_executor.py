@@ -240,3 +240,53 @@ def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
     for deps, _ in seen:
         merged = pairs(deps)
         assert merged and all(filt not in deps[bias] for bias, filt in merged.items())
+
+
+def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_replayed(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate
+    from jupyter_tfmem import estimator as E
+    from jupyter_tfmem.engine import executor
+
+    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+    seen = []
+    real = executor.simulate
+
+    def spy(names, deps, duration, threads, **kw):
+        events = real(names, deps, duration, threads, **kw)
+        seen.append(events)
+        return events
+
+    monkeypatch.setattr(executor, "simulate", spy)
+    inp = keras.Input((24, 24, 3))
+    x = keras.layers.Conv2D(16, 3, activation="relu", name="c1")(inp)
+    x = keras.layers.Conv2D(16, 3, activation="relu", name="c2")(x)
+    out = keras.layers.Dense(2, name="d")(keras.layers.GlobalAveragePooling2D()(x))
+    model = keras.Model(inp, out)
+
+    def first_started():
+        """Which of c2's two gradients starts first, in each simulation."""
+        seen.clear()
+        keras.backend.clear_session()
+        fp = estimate(model, 16, optimizer="sgd", loss="mse", device="CPU")
+        first = []
+        for events in seen:
+            grads = [
+                name.rsplit("/", 1)[1]
+                for kind, name in events
+                if kind == "s" and "/c2" in name and "Conv2DBackprop" in name
+            ]
+            assert sorted(grads) == ["Conv2DBackpropFilter", "Conv2DBackpropInput"]
+            first.append(grads[0])
+        return fp, first
+
+    # Side by side and in turn, each with the filter gradient run inline and
+    # with it queued behind the input gradient.
+    fp, first = first_started()
+    assert sorted(first) == ["Conv2DBackpropFilter"] * 2 + ["Conv2DBackpropInput"] * 2
+    assert "two orders of merged filter and input gradients" in fp.executor
+    # With Eigen's kernels (oneDNN off) nothing is merged and one order is replayed.
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
+    fp, first = first_started()
+    assert len(first) == 2 and "orders" not in fp.executor
