@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
@@ -189,15 +190,18 @@ def test_cpu_estimate_is_the_mean_of_both_ways_of_sharing_the_cores(monkeypatch)
     assert not any("thread timing" in note for note in side.notes + turns.notes)
 
 
-def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
+def _two_convs_with_simulations(monkeypatch) -> tuple[Any, list]:
+    """A model of two float32 conv layers with biases, and a list every simulation lands in.
+
+    Each estimate on two threads appends ``(deps, events)`` for each replay.
+    """
     import keras
 
-    from jupyter_tfmem import estimate
     from jupyter_tfmem import estimator as E
     from jupyter_tfmem.engine import executor
 
     monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
-    seen = []
+    seen: list = []
     real = executor.simulate
 
     def spy(names, deps, duration, threads, **kw):
@@ -211,7 +215,15 @@ def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
     x = keras.layers.Conv2D(16, 3, activation="relu", name="c1")(inp)
     x = keras.layers.Conv2D(16, 3, activation="relu", name="c2")(x)
     out = keras.layers.Dense(2, name="d")(keras.layers.GlobalAveragePooling2D()(x))
-    model = keras.Model(inp, out)
+    return keras.Model(inp, out), seen
+
+
+def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate
+
+    model, seen = _two_convs_with_simulations(monkeypatch)
 
     def pairs(deps) -> dict[str, str]:
         # each conv layer's bias gradient and filter gradient, by layer name
@@ -246,24 +258,8 @@ def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_repl
     import keras
 
     from jupyter_tfmem import estimate
-    from jupyter_tfmem import estimator as E
-    from jupyter_tfmem.engine import executor
 
-    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
-    seen = []
-    real = executor.simulate
-
-    def spy(names, deps, duration, threads, **kw):
-        events = real(names, deps, duration, threads, **kw)
-        seen.append(events)
-        return events
-
-    monkeypatch.setattr(executor, "simulate", spy)
-    inp = keras.Input((24, 24, 3))
-    x = keras.layers.Conv2D(16, 3, activation="relu", name="c1")(inp)
-    x = keras.layers.Conv2D(16, 3, activation="relu", name="c2")(x)
-    out = keras.layers.Dense(2, name="d")(keras.layers.GlobalAveragePooling2D()(x))
-    model = keras.Model(inp, out)
+    model, seen = _two_convs_with_simulations(monkeypatch)
 
     def first_started():
         """Which of c2's two gradients starts first, in each simulation."""
@@ -271,7 +267,7 @@ def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_repl
         keras.backend.clear_session()
         fp = estimate(model, 16, optimizer="sgd", loss="mse", device="CPU")
         first = []
-        for events in seen:
+        for _, events in seen:
             grads = [
                 name.rsplit("/", 1)[1]
                 for kind, name in events
