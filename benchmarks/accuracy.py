@@ -97,8 +97,9 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
     return record
 
 
-def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
-                    env: dict[str, str]) -> dict[str, dict[str, Any]]:
+def ensure_measured(
+    cases: list[ZooCase], runs: int, jobs: int, remeasure: bool, env: dict[str, str]
+) -> dict[str, dict[str, Any]]:
     """Cached records for ``cases`` with at least ``runs`` fresh processes each.
 
     A case cached with fewer runs is topped up: the missing runs are measured
@@ -115,11 +116,13 @@ def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
         cached = cache.get(cache_key(c.name, env))
         if cached is not None and (remeasure or cached.get("cpu") != here):
             if not remeasure:
-                print(f"  {c.name}: cached on {cached.get('cpu') or 'another CPU'}, "
-                      f"measuring again on {here}", flush=True)
+                print(
+                    f"  {c.name}: cached on {cached.get('cpu') or 'another CPU'}, "
+                    f"measuring again on {here}",
+                    flush=True,
+                )
             del cache[cache_key(c.name, env)]
-    todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ())))
-            for c in cases]
+    todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ()))) for c in cases]
     todo = [(c, k) for c, k in todo if k > 0]
 
     def work(item: tuple[ZooCase, int]) -> tuple[ZooCase, dict[str, Any]]:
@@ -134,9 +137,12 @@ def ensure_measured(cases: list[ZooCase], runs: int, jobs: int, remeasure: bool,
                 record = merge_records(cache[key], record)
             cache[key] = record
             save_cache(cache, cache_path)  # keep what is done if a later case fails
-            print(f"  {case.name}: median {record['peak_bytes'] / MIB:.1f} MiB of "
-                  f"{len(record['runs'])} runs, spread {record['spread']:.1%}, "
-                  f"{record['wall_seconds']:.0f} s", flush=True)
+            print(
+                f"  {case.name}: median {record['peak_bytes'] / MIB:.1f} MiB of "
+                f"{len(record['runs'])} runs, spread {record['spread']:.1%}, "
+                f"{record['wall_seconds']:.0f} s",
+                flush=True,
+            )
     return {c.name: cache[cache_key(c.name, env)] for c in cases}
 
 
@@ -191,16 +197,22 @@ def estimate_worker(names: list[str], out: str) -> None:
         model = case.builder()
         row: dict[str, Any] = {}
         for label, rule in BASELINES.items():
-            row[label] = rule(model, case.batch_size, training=case.training,
-                              optimizer=case.optimizer)
+            row[label] = rule(
+                model, case.batch_size, training=case.training, optimizer=case.optimizer
+            )
         if estimate is None:
             row["estimate_error"] = estimate_error
         else:
             started = time.perf_counter()
             try:
-                footprint = estimate(model, case.batch_size, training=case.training,
-                                     optimizer=case.make_optimizer(), loss=case.loss,
-                                     precision=case.precision)
+                footprint = estimate(
+                    model,
+                    case.batch_size,
+                    training=case.training,
+                    optimizer=case.make_optimizer(),
+                    loss=case.loss,
+                    precision=case.precision,
+                )
                 row["estimate"] = int(footprint.peak_bytes)
             except Exception as exc:
                 row["estimate_error"] = f"{type(exc).__name__}: {exc}"[:300]
@@ -214,10 +226,23 @@ def run_estimates(names: list[str], env: dict[str, str] | None = None) -> dict[s
     """Estimates from a child process, under the environment the cases were measured in."""
     with tempfile.TemporaryDirectory(prefix="tfmem-bench-") as tmp:
         out = os.path.join(tmp, "estimates.json")
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--estimate-worker",
-               "--cases", ",".join(names), "--out", out]
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False,
-                              env={**os.environ, **(env or {})})
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--estimate-worker",
+            "--cases",
+            ",".join(names),
+            "--out",
+            out,
+        ]
+        proc = subprocess.run(
+            cmd,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
         if proc.returncode != 0 or not os.path.exists(out):
             raise RuntimeError(f"estimate process failed:\n{proc.stderr[-3000:]}")
         return json.loads(Path(out).read_text(encoding="utf-8"))
@@ -242,36 +267,41 @@ def summarize(errors: list[float | None]) -> str:
     values = [abs(e) for e in errors if e is not None]
     if not values:
         return "no estimates"
-    return (f"median |error| {statistics.median(values):.1%}, "
-            f"worst |error| {max(values):.1%} over {len(values)} cases")
+    return (
+        f"median |error| {statistics.median(values):.1%}, "
+        f"worst |error| {max(values):.1%} over {len(values)} cases"
+    )
 
 
-def build_rows(cases: list[ZooCase], measured: dict[str, Any],
-               estimates: dict[str, Any]) -> list[dict[str, Any]]:
+def build_rows(
+    cases: list[ZooCase], measured: dict[str, Any], estimates: dict[str, Any]
+) -> list[dict[str, Any]]:
     rows = []
     for case in cases:
         meas = Measurement.from_dict(measured[case.name])
         est_row = estimates.get(case.name, {})
         est = est_row.get("estimate")
-        rows.append({
-            "case": case.name,
-            "batch": case.batch_size,
-            "step": _step_label(case),
-            "estimate": est,
-            "estimate_error": est_row.get("estimate_error"),
-            "measured": meas.peak_bytes,
-            "low": meas.low,
-            "high": meas.high,
-            "spread": meas.spread,
-            "error": rel_error(est, meas.peak_bytes),
-            "in_range": None if est is None else meas.contains(est),
-            "estimate_seconds": est_row.get("estimate_seconds"),
-            "measure_seconds": measured[case.name].get("wall_seconds"),
-            "cs231n": est_row.get("cs231n"),
-            "cs231n_error": rel_error(est_row.get("cs231n"), meas.peak_bytes),
-            "stackoverflow": est_row.get("stackoverflow"),
-            "stackoverflow_error": rel_error(est_row.get("stackoverflow"), meas.peak_bytes),
-        })
+        rows.append(
+            {
+                "case": case.name,
+                "batch": case.batch_size,
+                "step": _step_label(case),
+                "estimate": est,
+                "estimate_error": est_row.get("estimate_error"),
+                "measured": meas.peak_bytes,
+                "low": meas.low,
+                "high": meas.high,
+                "spread": meas.spread,
+                "error": rel_error(est, meas.peak_bytes),
+                "in_range": None if est is None else meas.contains(est),
+                "estimate_seconds": est_row.get("estimate_seconds"),
+                "measure_seconds": measured[case.name].get("wall_seconds"),
+                "cs231n": est_row.get("cs231n"),
+                "cs231n_error": rel_error(est_row.get("cs231n"), meas.peak_bytes),
+                "stackoverflow": est_row.get("stackoverflow"),
+                "stackoverflow_error": rel_error(est_row.get("stackoverflow"), meas.peak_bytes),
+            }
+        )
     return rows
 
 
@@ -302,20 +332,43 @@ def _secs(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f}"
 
 
-HEADER = ["case", "batch", "step", "estimate MiB", "measured MiB (median)", "range MiB",
-          "spread", "error", "in range", "estimate s", "measure s",
-          "CS231n error", "SO error"]
+HEADER = [
+    "case",
+    "batch",
+    "step",
+    "estimate MiB",
+    "measured MiB (median)",
+    "range MiB",
+    "spread",
+    "error",
+    "in range",
+    "estimate s",
+    "measure s",
+    "CS231n error",
+    "SO error",
+]
 
 
 def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
     out = []
     for r in rows:
-        out.append([
-            r["case"], str(r["batch"]), r["step"], _mib(r["estimate"]), _mib(r["measured"]),
-            f"{_mib(r['low'])} to {_mib(r['high'])}", f"{r['spread']:.1%}", _pct(r["error"]),
-            _yes_no(r["in_range"]), _secs(r["estimate_seconds"]), _secs(r["measure_seconds"]),
-            _pct(r["cs231n_error"]), _pct(r["stackoverflow_error"]),
-        ])
+        out.append(
+            [
+                r["case"],
+                str(r["batch"]),
+                r["step"],
+                _mib(r["estimate"]),
+                _mib(r["measured"]),
+                f"{_mib(r['low'])} to {_mib(r['high'])}",
+                f"{r['spread']:.1%}",
+                _pct(r["error"]),
+                _yes_no(r["in_range"]),
+                _secs(r["estimate_seconds"]),
+                _secs(r["measure_seconds"]),
+                _pct(r["cs231n_error"]),
+                _pct(r["stackoverflow_error"]),
+            ]
+        )
     return out
 
 
@@ -323,8 +376,9 @@ def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
     in_range = [r["in_range"] for r in rows if r["in_range"] is not None]
     lines = [
         f"jupyter_tfmem.estimate: {summarize([r['error'] for r in rows])}"
-        + (f"; inside the measured range in {sum(in_range)} of {len(in_range)}"
-           if in_range else ""),
+        + (
+            f"; inside the measured range in {sum(in_range)} of {len(in_range)}" if in_range else ""
+        ),
         f"CS231n rule of thumb: {summarize([r['cs231n_error'] for r in rows])}",
         f"Stack Overflow get_model_memory_usage: "
         f"{summarize([r['stackoverflow_error'] for r in rows])}",
@@ -383,12 +437,18 @@ def report_sections(summary: list[str], table: list[list[str]], header: list[str
     ]
 
 
-def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any],
-               path: Path = DOCS, env: dict[str, str] | None = None) -> None:
+def write_docs(
+    rows: list[dict[str, Any]],
+    command: str,
+    measured: dict[str, Any],
+    path: Path = DOCS,
+    env: dict[str, str] | None = None,
+) -> None:
 
     devices = sorted({m.get("device", "?") for m in measured.values()})
-    notes = sorted({n for m in measured.values() for n in m.get("notes", [])
-                    if n.startswith("oneDNN")})
+    notes = sorted(
+        {n for m in measured.values() for n in m.get("notes", []) if n.startswith("oneDNN")}
+    )
     dates = sorted({m.get("measured_on", "?") for m in measured.values()})
     text = [
         "# Accuracy",
@@ -407,11 +467,16 @@ def write_docs(rows: list[dict[str, Any]], command: str, measured: dict[str, Any
         f"- Command: `{command}`",
         f"- Date: {_dt.date.today().isoformat()} (measured on {', '.join(dates)})",
         f"- Machine: {machine_description()}",
-        *([f"- Environment (measured and estimated in): "
-           f"{', '.join(f'`{k}={v}`' for k, v in sorted(env.items()))}"] if env else []),
+        *(
+            [
+                f"- Environment (measured and estimated in): "
+                f"{', '.join(f'`{k}={v}`' for k, v in sorted(env.items()))}"
+            ]
+            if env
+            else []
+        ),
         f"- TensorFlow {tf_version()}, Keras {importlib.metadata.version('keras')}, "
-        f"Python {platform.python_version()}; device {', '.join(devices)}; "
-        + "; ".join(notes),
+        f"Python {platform.python_version()}; device {', '.join(devices)}; " + "; ".join(notes),
         "",
         *report_sections(summary_lines(rows), table_rows(rows), HEADER),
         "Error is (estimate - measured median) / measured median. *estimate s* is the time",
@@ -441,14 +506,26 @@ def parse_env(items: list[str]) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help="comma-separated case names (default: the whole zoo)")
-    parser.add_argument("--runs", type=int, default=7,
-                        help="fresh processes per case (cached cases with fewer are topped up)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=7,
+        help="fresh processes per case (cached cases with fewer are topped up)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="cases measured at once")
     parser.add_argument("--remeasure", action="store_true", help="ignore cached measurements")
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help="environment to measure and estimate in (cached separately, no docs)")
-    parser.add_argument("--docs", help="write the Markdown table here "
-                        "(default: docs/accuracy.md for a full, default-environment run)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment to measure and estimate in (cached separately, no docs)",
+    )
+    parser.add_argument(
+        "--docs",
+        help="write the Markdown table here "
+        "(default: docs/accuracy.md for a full, default-environment run)",
+    )
     parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
     parser.add_argument("--estimate-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -481,7 +558,8 @@ def main(argv: list[str] | None = None) -> int:
     docs = Path(args.docs) if args.docs else (DOCS if not args.cases and not env else None)
     if docs is not None and not args.measure_only:
         command = "python benchmarks/accuracy.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]))
+            a for a in (argv if argv is not None else sys.argv[1:])
+        )
         write_docs(rows, command.strip(), measured, docs, env)
         print(f"\nwrote {docs}")
     return 0

@@ -84,8 +84,9 @@ def _input_values(model: Any) -> int:
     return sum(_elements(t.shape) for t in model.inputs)
 
 
-def cs231n_rule(model: Any, batch_size: int, *, training: bool = True,
-                optimizer: Any = None) -> int:
+def cs231n_rule(
+    model: Any, batch_size: int, *, training: bool = True, optimizer: Any = None
+) -> int:
     """Bytes by the CS231n rule of thumb (see the module docstring)."""
     params = model.count_params()
     misc = _input_values(model) * batch_size
@@ -107,8 +108,9 @@ def cs231n_rule(model: Any, batch_size: int, *, training: bool = True,
     return int(values * BYTES_PER_VALUE)
 
 
-def so_model_memory(model: Any, batch_size: int, *, training: bool = True,
-                    optimizer: Any = None) -> int:
+def so_model_memory(
+    model: Any, batch_size: int, *, training: bool = True, optimizer: Any = None
+) -> int:
     """Bytes by the Stack Overflow ``get_model_memory_usage`` recipe (mode ignored)."""
     del training, optimizer  # the recipe does not look at them
     per_sample = 0

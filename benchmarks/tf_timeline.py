@@ -37,13 +37,12 @@ import argparse
 import collections
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-from zoo_step import ZOO_STEP
+from zoo_step import ZOO_STEP, run_fresh
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -111,19 +110,12 @@ _DRIVER = (
 
 def profile(case: str, from_build: bool = False) -> dict:
     """One fresh process's profiled step of ``case`` (or everything from building the model)."""
-    env = dict(os.environ, TF_CPU_ALLOCATOR_USE_BFC="true", TF_CPP_MIN_LOG_LEVEL="3")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "profile")
-        done = subprocess.run(
-            [sys.executable, "-c", _DRIVER, case, out, "build" if from_build else "step"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
+        step = "build" if from_build else "step"
+        run_fresh(
+            _DRIVER, case, out, step, doing=f"profiling {case}", TF_CPU_ALLOCATOR_USE_BFC="true"
         )
-        if done.returncode != 0:
-            raise SystemExit(f"profiling {case} failed:\n{done.stderr[-2000:]}")
         with open(out + ".json") as f:
             return json.load(f)
 

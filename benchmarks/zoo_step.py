@@ -12,7 +12,13 @@ the one it reads.  Each script appends what it does around the steps.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ZOO_STEP = textwrap.dedent(
     """
@@ -42,3 +48,18 @@ ZOO_STEP = textwrap.dedent(
         return measurement.warm_up(step, model, case.training)
     """
 )
+
+
+def run_fresh(driver: str, *args: str, doing: str, **env: str) -> None:
+    """Run ``driver`` with ``args`` in a fresh process that imports this checkout.
+
+    A fresh process, so that nothing built before is in TF's allocator or its
+    function cache; ``env`` adds environment variables (TF's logging is off).
+    """
+    full = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **env)
+    full["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), full.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-c", driver, *args], env=full, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{doing} failed:\n{done.stderr[-2000:]}")

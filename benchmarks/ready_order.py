@@ -1,0 +1,185 @@
+"""Which of a merged filter gradient and its input gradient does TF run inline?
+
+When an output gradient ``dy`` is made, TF's executor (``ScheduleReady``)
+queues every expensive ready successor but the last and runs the last inline.
+The successors are ready in the order of ``dy``'s out-edges
+(``GraphView::InitializeNode`` copies ``Node::out_edges()``).  That edge set
+(``graph/edgeset.h``) keeps up to 8 edges in an array: an insert fills the
+first free slot, an erase moves the last edge into the hole.  oneDNN's layout
+pass merges the float32 ``BiasAddGrad`` into the ``Conv2DBackpropFilter``
+reading the same ``dy``: it adds the merged node's edge, then removes the
+bias gradient's edge and the filter gradient's, in that order
+(``MergeConv2DBackpropFilterWithBiasAddGrad``); renaming an op to its oneDNN
+kernel adds one edge and removes one, which keeps the slot.  So the order of
+``dy``'s consumers in the graph the runtime builds decides which of the two
+runs inline.
+
+This script runs a zoo case's step in a fresh process with TF's run metadata
+on from the first call, reads the runtime's graph after Grappler (its
+consumer order), and prints for each merged filter gradient that order, the
+kernel the edge rule runs inline, and the same for the graph the estimate
+replays (Grappler run by ``engine/grappler.py``).  With ``--profile`` it also
+profiles the step (``tf_timeline.profile``) and says which of the two started
+on the thread that made ``dy``.
+
+    python benchmarks/ready_order.py --case shared_nested_sgd_b128 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from zoo_step import ZOO_STEP, run_fresh
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: ``EdgeSet``'s inline slots (64-byte cache line of pointers); past this it hashes.
+EDGESET_INLINE = 8
+SHORT = {"BiasAddGrad": "B", "Conv2DBackpropInput": "I", "Conv2DBackpropFilter": "F"}
+
+_DRIVER = ZOO_STEP + textwrap.dedent(
+    """
+    from tensorflow.python.eager import context
+
+    context.context().enable_run_metadata()
+    warm_up()
+    metadata = context.context().export_run_metadata()
+    with open(sys.argv[2], "wb") as f:
+        f.write(metadata.SerializeToString())
+    """
+)
+
+
+def _source(name: str) -> str:
+    return name.lstrip("^").split(":")[0]
+
+
+def merged_pairs(graph_def) -> dict[str, list[str]]:
+    """Each filter gradient oneDNN merges -> the ops of its ``dy``'s consumers, in graph order."""
+    consumers: dict[str, list] = {}
+    for node in graph_def.node:
+        for inp in node.input:
+            consumers.setdefault(_source(inp), []).append(node)
+    pairs = {}
+    for node in graph_def.node:
+        if node.op != "Conv2DBackpropFilter" or len(node.input) < 3:
+            continue
+        users = consumers.get(_source(node.input[2]), [])
+        if any(u.op == "BiasAddGrad" for u in users):
+            layer = node.name.split("/convolution")[0].split("gradient_tape/")[-1]
+            pairs[layer] = [SHORT.get(u.op, "x") for u in users]
+    return pairs
+
+
+def inline_after_merge(consumers: list[str]) -> str:
+    """``"F"`` or ``"I"``: the one of the two the executor runs inline, by the edge rule.
+
+    ``consumers`` is ``dy``'s out-edges in slot order, one letter each
+    (``B``, ``I``, ``F``, ``x`` for anything else).  The merged node ``D``
+    is appended, then ``B`` and ``F`` are erased; the last of ``D`` and
+    ``I`` in the result is the one run inline.
+    """
+    if len(consumers) + 1 > EDGESET_INLINE:
+        return "?"  # a hashed set: the order depends on pointers
+    slots = [*consumers, "D"]
+    for gone in ("B", "F"):
+        hole = slots.index(gone)
+        slots[hole] = slots[-1]
+        slots.pop()
+    if "I" not in slots:
+        return "F"
+    return "F" if slots.index("D") > slots.index("I") else "I"
+
+
+def runtime_graph(case: str):
+    """The post-Grappler graph of the case's step function, as TF's runtime built it."""
+    from tensorflow.core.protobuf import config_pb2
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "metadata.pb")
+        run_fresh(_DRIVER, case, out, doing=f"running {case}")
+        metadata = config_pb2.RunMetadata()
+        with open(out, "rb") as f:
+            metadata.ParseFromString(f.read())
+    graphs = [fg.post_optimization_graph for fg in metadata.function_graphs]
+    return max(graphs, key=lambda g: len(g.node))
+
+
+def estimate_graph(case: str):
+    """The Grappler output the estimate replays (the first of its two traces)."""
+    from jupyter_tfmem.engine import grappler
+    from jupyter_tfmem.zoo import get_case
+
+    optimize, seen = grappler.optimize, []
+
+    def keep(graph_def, fetches):
+        seen.append(optimize(graph_def, fetches))
+        return seen[-1]
+
+    grappler.optimize = keep
+    try:
+        get_case(case).estimate(device="CPU")
+    finally:
+        grappler.optimize = optimize
+    return seen[0]
+
+
+def profiled_inline(case: str) -> dict[str, str]:
+    """Per layer, which of ``I`` and ``F`` started on the thread that made ``dy`` first."""
+    import tf_timeline
+
+    kernels = tf_timeline.profile(case)["kernels"]
+    seen: dict[str, dict[str, tuple]] = {}
+    for at, _dur, thread, name in kernels:
+        op = name.partition(":")[0]
+        m = re.search(
+            r"gradient_tape/(.*)/(convolution/Conv2DBackprop(Input|Filter)|ReluGrad)$", op
+        )
+        if m:
+            key = m.group(3)[0] if m.group(3) else "dy"
+            seen.setdefault(m.group(1), {})[key] = (at, _dur, thread)
+    out = {}
+    for layer, ops in seen.items():
+        if {"I", "F", "dy"} <= ops.keys():
+            own = [k for k in ("I", "F") if ops[k][2] == ops["dy"][2]]
+            out[layer] = min(own, key=lambda k: ops[k][0]) if own else "-"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", default="shared_nested_sgd_b128", help="a training zoo case")
+    parser.add_argument("--profile", action="store_true", help="also profile which ran inline")
+    args = parser.parse_args(argv)
+    runtime = merged_pairs(runtime_graph(args.case))
+    ours = merged_pairs(estimate_graph(args.case))
+    seen = profiled_inline(args.case) if args.profile else {}
+    if not runtime:
+        print(f"{args.case}: no filter gradient shares its dy with a bias gradient")
+        return 0
+    print(
+        f"{args.case}: dy's consumers (B bias, I input, F filter gradient) and the one run inline"
+    )
+    header = f"{'layer':40s} {'TF runtime':>12s} {'inline':>6s} {'estimate':>10s} {'inline':>6s}"
+    print(header + (f" {'profiled':>8s}" if seen else ""))
+    agree = 0
+    for layer, order in runtime.items():
+        mine = ours.get(layer, [])
+        tf_inline, our_inline = inline_after_merge(order), inline_after_merge(mine) if mine else "-"
+        agree += tf_inline == our_inline
+        row = f"{layer[-40:]:40s} {''.join(order):>12s} {tf_inline:>6s}"
+        row += f" {''.join(mine):>10s} {our_inline:>6s}"
+        print(row + (f" {seen.get(layer, '-'):>8s}" if seen else ""))
+    print(f"the estimate's graph gives TF's inline kernel for {agree} of {len(runtime)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
