@@ -18,7 +18,8 @@ This script runs a zoo case's step in a fresh process with TF's run metadata
 on from the first call, reads the runtime's graph after Grappler (its
 consumer order), and prints for each merged filter gradient that order, the
 kernel the edge rule runs inline, and the same for the graph the estimate
-replays (Grappler run by ``engine/grappler.py``).  With ``--profile`` it also
+replays (Grappler run once by ``engine/grappler.py``) and for Grappler run
+with TF's default two iterations on the same trace.  With ``--profile`` it also
 profiles the step (``tf_timeline.profile``) and says which of the two started
 on the thread that made ``dy``.
 
@@ -112,23 +113,44 @@ def runtime_graph(case: str):
     return max(graphs, key=lambda g: len(g.node))
 
 
-def estimate_graph(case: str):
-    """The Grappler output the estimate replays (the first of its two traces)."""
+def estimate_graphs(case: str) -> dict[str, object]:
+    """The Grappler output the estimate replays, and Grappler's with TF's default iterations.
+
+    The estimate runs Grappler's meta optimizer once (``engine/grappler.py``);
+    TF's runtime uses the session default, two iterations.  Both are run on
+    the estimate's first trace.
+    """
+    from tensorflow.core.protobuf import rewriter_config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+
     from jupyter_tfmem.engine import grappler
     from jupyter_tfmem.zoo import get_case
 
     optimize, seen = grappler.optimize, []
 
     def keep(graph_def, fetches):
-        seen.append(optimize(graph_def, fetches))
-        return seen[-1]
+        seen.append((graph_def, fetches, optimize(graph_def, fetches)))
+        return seen[-1][2]
 
     grappler.optimize = keep
     try:
         get_case(case).estimate(device="CPU")
     finally:
         grappler.optimize = optimize
-    return seen[0]
+    graph_def, fetches, once = seen[0]
+
+    run = tf_optimizer.OptimizeGraph
+
+    def twice(config, metagraph, **kwargs):
+        rewriter = config.graph_options.rewrite_options
+        rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.DEFAULT_NUM_ITERS
+        return run(config, metagraph, **kwargs)
+
+    tf_optimizer.OptimizeGraph = twice
+    try:
+        return {"estimate": once, "2 iterations": optimize(graph_def, fetches)}
+    finally:
+        tf_optimizer.OptimizeGraph = run
 
 
 def profiled_inline(case: str) -> dict[str, str]:
@@ -159,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also profile which ran inline")
     args = parser.parse_args(argv)
     runtime = merged_pairs(runtime_graph(args.case))
-    ours = merged_pairs(estimate_graph(args.case))
+    ours = {label: merged_pairs(g) for label, g in estimate_graphs(args.case).items()}
     seen = profiled_inline(args.case) if args.profile else {}
     if not runtime:
         print(f"{args.case}: no filter gradient shares its dy with a bias gradient")
@@ -167,17 +189,21 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{args.case}: dy's consumers (B bias, I input, F filter gradient) and the one run inline"
     )
-    header = f"{'layer':40s} {'TF runtime':>12s} {'inline':>6s} {'estimate':>10s} {'inline':>6s}"
+    header = f"{'layer':36s} {'TF runtime':>10s} {'inline':>6s}"
+    header += "".join(f" {label:>12s} {'inline':>6s}" for label in ours)
     print(header + (f" {'profiled':>8s}" if seen else ""))
-    agree = 0
+    agree = dict.fromkeys(ours, 0)
     for layer, order in runtime.items():
-        mine = ours.get(layer, [])
-        tf_inline, our_inline = inline_after_merge(order), inline_after_merge(mine) if mine else "-"
-        agree += tf_inline == our_inline
-        row = f"{layer[-40:]:40s} {''.join(order):>12s} {tf_inline:>6s}"
-        row += f" {''.join(mine):>10s} {our_inline:>6s}"
+        tf_inline = inline_after_merge(order)
+        row = f"{layer[-36:]:36s} {''.join(order):>10s} {tf_inline:>6s}"
+        for label, pairs in ours.items():
+            mine = pairs.get(layer, [])
+            inline = inline_after_merge(mine) if mine else "-"
+            agree[label] += inline == tf_inline
+            row += f" {''.join(mine):>12s} {inline:>6s}"
         print(row + (f" {seen.get(layer, '-'):>8s}" if seen else ""))
-    print(f"the estimate's graph gives TF's inline kernel for {agree} of {len(runtime)}")
+    for label, n in agree.items():
+        print(f"{label}: TF's inline kernel for {n} of {len(runtime)}")
     return 0
 
 
