@@ -77,6 +77,29 @@ def test_renaming_a_graphs_nodes_renames_every_reference():
     assert out != grappler.structure(gd)
 
 
+def test_graphs_that_read_equal_constants_under_other_names_have_one_structure():
+    """Grappler keeps one of equal constants: at batch 64 a ``[64]`` multiples
+    constant and a ``[64]`` shape constant become one, at batch 65 they stay two."""
+    from tensorflow.core.framework import graph_pb2
+
+    def graph(multiples: str, extra_const: bool) -> graph_pb2.GraphDef:
+        gd = graph_pb2.GraphDef()
+        gd.node.add(name="x", op="Placeholder")
+        gd.node.add(name="shape_1", op="Const")
+        if extra_const:
+            gd.node.add(name="const_1", op="Const")
+        gd.node.add(name="tile", op="Tile").input.extend(["x", multiples])
+        gd.node.add(name="mul", op="Mul").input.extend(["tile", "shape_1"])
+        return gd
+
+    merged, separate = graph("shape_1", False), graph("const_1", True)
+    assert grappler.structure(merged) == grappler.structure(separate)
+    # an op that reads another op instead of a constant is another graph
+    other = graph("shape_1", False)
+    other.node[2].input[1] = "x"
+    assert grappler.structure(other) != grappler.structure(merged)
+
+
 def test_under_mixed_float16_the_update_is_loss_scaled_as_compile_makes_it(optimized_graphs):
     # compile() wraps the optimizer in a LossScaleOptimizer under mixed_float16:
     # its step checks every gradient for inf/NaN (a bool tensor per gradient).

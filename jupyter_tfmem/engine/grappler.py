@@ -129,17 +129,26 @@ def structure(
 
     ``names`` renames nodes (and every reference to them) on the way, so two
     traces of one step, whose captures are named differently, compare
-    without copying either graph.
+    without copying either graph.  Constants are left out, and an input read
+    from one is written ``<const>``: Grappler keeps one of several equal
+    constants, so which constant an op reads (and how many there are) can
+    change with the values alone, as when the batch size of one trace
+    equals another tensor's length.
     """
     names = names or {}
+    consts = {n.name for n in graph_def.node if n.op == "Const"}
 
     def ref(r: str) -> str:
         ctrl = "^" if r.startswith("^") else ""
         name, sep, port = r.lstrip("^").partition(":")
+        if name in consts:
+            return ctrl + "<const>" + sep + port
         return ctrl + names.get(name, name) + sep + port
 
     return {
-        (names.get(n.name, n.name), n.op, tuple(ref(r) for r in n.input)) for n in graph_def.node
+        (names.get(n.name, n.name), n.op, tuple(ref(r) for r in n.input))
+        for n in graph_def.node
+        if n.name not in consts
     }
 
 
