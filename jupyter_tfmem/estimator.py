@@ -578,12 +578,22 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         return props
 
     b1, b2 = _BATCHES.get()
-    first, second = trace(b1), trace(b2)
-    graphs = [grappler.optimize(t.graph_def, t.fetches) for t in (first, second)]
-    same_args = len(first.arg_names) == len(second.arg_names)
-    names = dict(zip(second.arg_names, first.arg_names, strict=False))
-    if same_args and grappler.structure(graphs[0]) == grappler.structure(graphs[1], names):
-        return first, graphs[0], infer(first, graphs[0], b1), infer(second, graphs[1], b2)
+    first = trace(b1)
+    graph = grappler.optimize(first.graph_def, first.fetches)
+    shape = grappler.structure(graph)
+    # TF runs the graph of the batch asked for; sizes need a second batch
+    # with the same graph: the next one, or else the one before (a rewrite
+    # with a size threshold between them changes the graph on one side only).
+    others = (b2, b1 - 1) if b2 == b1 + 1 and b1 > 2 else (b2,)
+    for other in others:
+        second = trace(other)
+        graph2 = grappler.optimize(second.graph_def, second.fetches)
+        names = dict(zip(second.arg_names, first.arg_names, strict=False))
+        same_args = len(first.arg_names) == len(second.arg_names)
+        if same_args and shape == grappler.structure(graph2, names):
+            if other != b2:
+                _BATCHES.set((b1, other))  # for the rest of this estimate
+            return first, graph, infer(first, graph, b1), infer(second, graph2, other)
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
         "the graph traced with an open batch dimension."

@@ -54,11 +54,43 @@ def test_a_graph_that_depends_on_the_batch_size_falls_back_to_an_open_batch(
     model = normed_mlp()
     fp = jt.estimate(model, 16, optimizer="sgd", loss="mse")
     assert any(FALLBACK in note for note in fp.notes)
-    assert len(optimized_graphs) == 3
+    assert len(optimized_graphs) == 4  # batch 16, 17, 15, then the open batch
     # The open batch is what makes TF's gradients broadcast at run time.
     assert "BroadcastGradientArgs" in _ops(optimized_graphs[-1])
     assert fp.peak_bytes > 0
     assert fp.at(64).peak_bytes > fp.peak_bytes
+
+
+def test_a_graph_that_changes_above_the_batch_is_paired_with_the_batch_below(monkeypatch):
+    """Grappler's AddN rewrite has a size threshold: MobileNetV2 at batch 16
+    got it at 17 only, and fell back to an open batch that TF does not run."""
+    from jupyter_tfmem import estimator
+
+    traced_at = []
+    optimize = grappler.optimize
+
+    def rewritten_above_16(graph_def, fetches):
+        out = optimize(graph_def, fetches)
+        batch = next(
+            n.attr["shape"].shape.dim[0].size
+            for n in graph_def.node
+            if n.op in ("Placeholder", "PlaceholderWithDefault") and n.attr["shape"].shape.dim
+        )
+        traced_at.append(batch)
+        if batch > 16:
+            out.node.add(name="rewritten_above_16", op="NoOp")
+        return out
+
+    model = normed_mlp()
+    plain = jt.estimate(model, 16, optimizer="sgd", loss="mse")
+    monkeypatch.setattr(grappler, "optimize", rewritten_above_16)
+    paired = jt.estimate(model, 16, optimizer="sgd", loss="mse")
+    assert traced_at == [16, 17, 15]
+    assert not any(FALLBACK in note for note in paired.notes)
+    # sizes fitted through 15 and 16 are the ones fitted through 16 and 17
+    assert paired.peak_bytes == plain.peak_bytes
+    assert paired.at(64).peak_bytes == plain.at(64).peak_bytes
+    assert estimator._BATCHES.get() == (estimator._B1, estimator._B2)  # reset after
 
 
 def test_renaming_a_graphs_nodes_renames_every_reference():
