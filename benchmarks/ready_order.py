@@ -34,11 +34,9 @@ import re
 import sys
 import tempfile
 import textwrap
-from pathlib import Path
 
-from zoo_step import ZOO_STEP, run_fresh
+from zoo_step import ROOT, ZOO_STEP, run_fresh
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 #: ``EdgeSet``'s inline slots (64-byte cache line of pointers); past this it hashes.
@@ -158,7 +156,7 @@ def profiled_inline(case: str) -> dict[str, str]:
     import tf_timeline
 
     kernels = tf_timeline.profile(case)["kernels"]
-    seen: dict[str, dict[str, tuple]] = {}
+    seen: dict[str, dict[str, tuple[int, int]]] = {}  # layer -> op -> (start, thread)
     for at, _dur, thread, name in kernels:
         op = name.partition(":")[0]
         m = re.search(
@@ -166,11 +164,11 @@ def profiled_inline(case: str) -> dict[str, str]:
         )
         if m:
             key = m.group(3)[0] if m.group(3) else "dy"
-            seen.setdefault(m.group(1), {})[key] = (at, _dur, thread)
+            seen.setdefault(m.group(1), {})[key] = (at, thread)
     out = {}
     for layer, ops in seen.items():
         if {"I", "F", "dy"} <= ops.keys():
-            own = [k for k in ("I", "F") if ops[k][2] == ops["dy"][2]]
+            own = [k for k in ("I", "F") if ops[k][1] == ops["dy"][1]]
             out[layer] = min(own, key=lambda k: ops[k][0]) if own else "-"
     return out
 

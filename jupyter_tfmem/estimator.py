@@ -580,7 +580,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     b1, b2 = _BATCHES.get()
     first = trace(b1)
     graph = grappler.optimize(first.graph_def, first.fetches)
-    shape = grappler.structure(graph)
+    structure = grappler.structure(graph)
     # TF runs the graph of the batch asked for; sizes need a second batch
     # with the same graph: the next one, or else the one before (a rewrite
     # with a size threshold between them changes the graph on one side only).
@@ -590,7 +590,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         graph2 = grappler.optimize(second.graph_def, second.fetches)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
-        if same_args and shape == grappler.structure(graph2, names):
+        if same_args and structure == grappler.structure(graph2, names):
             if other != b2:
                 _BATCHES.set((b1, other))  # for the rest of this estimate
             return first, graph, infer(first, graph, b1), infer(second, graph2, other)
@@ -667,7 +667,8 @@ def _estimate_traced(
         # (engine/executor.py); with several threads both ways are replayed
         # and the footprint is their mean.
         # Nor is which of a merged filter gradient and its input gradient runs
-        # inline (``_merged_filters_first``): both orders are replayed too.
+        # inline: TF's runtime edge order decides, which the trace does not
+        # reproduce (``_merged_filters_first``), so both orders are replayed too.
         variants = [orders]
         if threads > 1:
             filters_first = [_merged_filters_first(nodes, o) for o in orders]
@@ -1976,14 +1977,13 @@ def _merged_filters_first(nodes, order: list[str]) -> list[str]:
 
     The simulation takes the ready successors of an op in ``order``; the
     executor runs the last expensive one inline and queues the others.  In
-    the graph's order the filter gradient comes last and runs inline.  For
-    a filter gradient that oneDNN merged with its bias gradient, TF's
-    profiles show both: in the siamese model (3 runs) the filter gradient
-    ran first on the thread that made the output gradient and the input
-    gradient after it, while in the nested model (3 runs) 4 of 6 ran the
-    other way (the input gradient inline, the filter gradient queued until
-    a thread was free, 8 to 30 ms later), once both ways in one step.  So
-    the estimate replays both orders; this one is the second.
+    the graph's order the filter gradient comes last and runs inline.  In
+    TF the order is that of the output gradient's out-edges in the graph its
+    runtime builds, after oneDNN's merge has moved them
+    (``benchmarks/ready_order.py``): the filter gradient runs inline in the
+    siamese model and the U-Net, the input gradient in the nested model.
+    The estimate's own Grappler run does not give the runtime's edge order,
+    so it replays both orders; this one is the second.
     """
     filters = set(_onednn_bias_grad_merges(nodes, order).values())
     if not filters:
