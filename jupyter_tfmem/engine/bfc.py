@@ -8,6 +8,12 @@ more).  A 3.2 MB request served from a fresh 4 MiB region therefore counts
 that slack.  Regions grow as TF's do with ``allow_growth``: the first is
 2 MiB, each new region doubles the size of the last (more if the request
 needs it).
+
+Where a region lies matters too: of two free chunks of the best-fitting
+size, TF takes the one at the lower address.  TF's CPU regions come from
+the C library, which maps each new one below the last (in TF's profile of
+a step every region starts below the one before), so the model places them
+that way and a tie goes to the newest region (``tests/test_bfc.py``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ class BFCModel:
         self.memory_limit = memory_limit
         self.region_bytes = INITIAL_REGION
         self.total_region = 0
-        self.next_addr = 0
+        self.next_addr = 1 << 60  # where the next region ends: regions go downwards
         # chunk address -> [size, in_use, prev addr or -1, next addr or -1]
         self.chunks: dict[int, list[int]] = {}
         self.bins: list[list[tuple[int, int]]] = [[] for _ in range(NUM_BINS)]
@@ -69,8 +75,8 @@ class BFCModel:
         size = min(self.region_bytes, self.memory_limit - self.total_region)
         if size < need:
             raise MemoryError("simulated allocator out of memory")
-        addr = self.next_addr
-        self.next_addr += size + MIN_ALLOCATION  # a gap: regions never coalesce
+        addr = self.next_addr - size
+        self.next_addr = addr - MIN_ALLOCATION  # a gap: regions never coalesce
         self.total_region += size
         self.chunks[addr] = [size, 0, -1, -1]
         self._insert_free(addr)
