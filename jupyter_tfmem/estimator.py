@@ -1203,17 +1203,17 @@ def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tu
     Two things make the first step differ.  Optimizer slots that share one
     buffer (``shared``, from ``_shared_slots``) copy it at their first
     update.  A weight whose old value is still being read when its update
-    runs is copied too; which ones are depends on thread timing (TF's log of
-    a four-layer MLP: two of four kernels, no bias), so every weight updated
-    in place is copied at its first update.  ``AssignVariableOp`` never
+    runs is copied too; for a weight an op its update does not wait for
+    reads, that depends on thread timing (TF's log of a four-layer MLP with
+    Adam: two of four kernels, no bias), and such a weight is copied at its
+    first update (``_read_while_updated``).  ``AssignVariableOp`` never
     copies: the variable takes its new value's buffer.  The measured step's
     events name the buffers the variables hold after the warm-up.
     """
     from .engine.schedule import replay
 
-    first_copies = [
-        t for t, buf in preset.items() if buf.persistent and buf.category == "parameters"
-    ] + list(shared)
+    params = [t for t, buf in preset.items() if buf.persistent and buf.category == "parameters"]
+    first_copies = _read_while_updated(nodes, order, params) + list(shared)
     steps = []
     for step in range(2):
         events: list = []
@@ -1244,6 +1244,67 @@ def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tu
     warm = [event for event in warm if event[0] != "m"]
     return warm, [
         (kind, moved.get(key, key), *rest) for kind, key, *rest in measured if kind != "m"
+    ]
+
+
+def _read_while_updated(nodes, order, params: list) -> list:
+    """The weights whose value may still be read when their first update runs.
+
+    TF's assign kernels copy a variable whose buffer another tensor still
+    holds.  A weight read only by ops its update waits for (a first layer's
+    kernel: its forward product; no input gradient reads it) is never held
+    then, and keeps the buffer it was built in.  One read by an op its update
+    does not wait for (the input gradient's product with the kernel) may be:
+    that depends on thread timing, and the replay copies it.
+    """
+    from .engine.opsem import ALIAS_OPS, VARIABLE_WRITE_OPS
+    from .engine.schedule import started_ops
+
+    consumers: dict = collections.defaultdict(list)
+    succ: dict = collections.defaultdict(set)
+    for name, node in nodes.items():
+        for src in node.inputs:
+            consumers[src].append(name)
+            succ[src[0]].add(name)
+        for ctl in node.controls:
+            succ[ctl].add(name)
+    ran = list(started_ops(order))
+    position = {name: i for i, name in enumerate(ran)}
+    reads: dict = collections.defaultdict(set)
+    first_write: dict = {}
+    for param in params:
+        handles, values = [param], []
+        while handles:  # the handle and its aliases
+            tensor = handles.pop()
+            for c in consumers[tensor]:
+                node = nodes[c]
+                if node.inputs[0] != tensor:
+                    continue
+                if node.op == "ReadVariableOp":
+                    values.append((c, 0))
+                elif node.op in VARIABLE_WRITE_OPS and c in position:
+                    if param not in first_write or position[c] < position[first_write[param]]:
+                        first_write[param] = c
+                elif node.op in ALIAS_OPS:
+                    handles.append((c, 0))
+        while values:  # the value read and its aliases
+            tensor = values.pop()
+            for c in consumers[tensor]:
+                if nodes[c].op in ALIAS_OPS and nodes[c].inputs[0] == tensor:
+                    values.append((c, 0))
+                elif c in position:
+                    reads[param].add(c)
+    bit = {write: 1 << i for i, write in enumerate(set(first_write.values()))}
+    before: dict[str, int] = {}  # op -> the first writes that wait for it
+    for name in reversed(ran):
+        mask = bit.get(name, 0)
+        for nxt in succ.get(name, ()):
+            mask |= before.get(nxt, 0)
+        before[name] = mask
+    return [
+        param
+        for param, write in first_write.items()
+        if any(not before.get(r, 0) & bit[write] for r in reads[param])
     ]
 
 

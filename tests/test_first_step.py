@@ -101,3 +101,59 @@ def test_tfs_assign_takes_the_value_buffer_and_frees_the_old_one():
     # the variable's old one, from before the step: no copy into it
     assert len(made) == 1 and len(freed) == 1
     assert freed[0] not in made
+
+
+_MLP_SGD = """
+import sys
+import numpy as np
+import keras
+model = keras.Sequential(
+    [keras.Input((96,))]
+    + [keras.layers.Dense(n, use_bias=False, name=f"d{n}") for n in (160, 224, 8)]
+)
+model.compile(keras.optimizers.SGD(), "mse")
+x, y = np.ones((16, 96), "float32"), np.ones((16, 8), "float32")
+"""
+
+
+def test_tfs_first_step_never_copies_a_kernel_only_earlier_ops_read():
+    logged = logged_allocations(
+        _MLP_SGD
+        + """
+print("MARK first", file=sys.stderr, flush=True)
+model.train_on_batch(x, y)
+print("MARK end", file=sys.stderr, flush=True)
+"""
+    )
+    copies = [s for kind, s, _, name in logged["first"] if name == "PrepareToUpdateVariable"]
+    # no input gradient reads the first kernel: its forward product, which
+    # its update waits for, is its only reader, so it is updated in place
+    assert 96 * 160 * 4 not in copies
+
+
+def test_the_replay_copies_only_kernels_an_op_may_still_read_at_their_update(monkeypatch):
+    import keras
+    import numpy as np  # noqa: F401  (the snippet imports it too)
+
+    from jupyter_tfmem import estimate, estimator
+
+    found = []
+    real = estimator._read_while_updated
+
+    def spy(nodes, order, params):
+        copied = real(nodes, order, params)
+        found.append((params, copied))
+        return copied
+
+    monkeypatch.setattr(estimator, "_read_while_updated", spy)
+    scope: dict = {}
+    exec(_MLP_SGD.replace("import sys\n", ""), scope)
+    model = scope["model"]
+    estimate(model, 16, optimizer=keras.optimizers.SGD(), loss="mse")
+    params, copied = found[0]
+    assert len(params) == 3
+    # the input gradients of the second and third layers read their kernels
+    # while those kernels' updates may already run; the first kernel's update
+    # waits for every op that reads it
+    assert len(copied) == 2
+    assert set(params) - set(copied) == {p for p in params if "d160" in p[0]}
