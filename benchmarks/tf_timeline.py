@@ -26,6 +26,14 @@ little more from an unprofiled one.
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --replay
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --compare
 
+With ``--replay``, ``--start`` also compares what the allocator holds when the
+measured step starts, in TF and in the estimate's model after its build and
+warm-up: how many allocations, how many bytes of chunks, and the chunk sizes
+of 4 KiB or more that one holds more often than the other.  The step's
+placements follow from that state.
+
+    python benchmarks/tf_timeline.py --case bert_small_infer --replay --start
+
 ``--compare`` lists the ops that allocate a buffer of 64 KiB or more more often
 in TF's measured step than in the estimate's replay, and the reverse: an op
 that writes into its input in one and not in the other shows up there.
@@ -198,6 +206,40 @@ def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
     return peaks[0], peaks[1], peaks[2]
 
 
+def live_at(memory: list, start: int) -> list[int]:
+    """The chunk sizes TF's allocator holds just before event ``start``."""
+    live: dict[int, int] = {}
+    for _, is_alloc, stats in memory[:start]:
+        if is_alloc:
+            live[stats["addr"]] = stats["allocation_bytes"]
+        else:
+            live.pop(stats["addr"], None)
+    return list(live.values())
+
+
+def model_live_at_start(case_name: str) -> list[int]:
+    """The chunk sizes the estimate's allocator model holds when the measured step starts."""
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(case_name)
+    after = estimator._allocator_after
+    held: list[list[int]] = []
+
+    def grab(creation, warm, measured, m, holders=None):
+        if m == case.batch_size and not held:
+            model = after(creation, warm, [], m, holders)
+            held.append([model.chunks[addr][0] for addr in model.owner.values()])
+        return after(creation, warm, measured, m, holders)
+
+    estimator._allocator_after = grab
+    try:
+        case.estimate(device="CPU")
+    finally:
+        estimator._allocator_after = after
+    return held[0]
+
+
 def allocations_by_op(case_name: str, least: int) -> collections.Counter:
     """Buffers of ``least`` bytes or more per op, in the estimate's measured step.
 
@@ -238,6 +280,20 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
     return counts[0]
 
 
+def print_start_state(case_name: str, tf_chunks: list[int]) -> None:
+    ours = model_live_at_start(case_name)
+    for label, chunks in (("TF", tf_chunks), ("model", ours)):
+        print(
+            f"  at the measured step's start, {label} holds {len(chunks)} allocations, "
+            f"{sum(chunks) / MiB:.2f} MiB of chunks"
+        )
+    tf_sizes, our_sizes = collections.Counter(tf_chunks), collections.Counter(ours)
+    print("  chunk sizes of 4 KiB or more held a different number of times (TF, model):")
+    for size in sorted(set(tf_sizes) | set(our_sizes), reverse=True):
+        if size >= 4096 and tf_sizes[size] != our_sizes[size]:
+            print(f"    {size:>11,d} bytes  {tf_sizes[size]:4d} {our_sizes[size]:4d}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="siamese_adam", help="zoo case (default: %(default)s)")
@@ -251,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
         "through the allocator model",
     )
     parser.add_argument(
+        "--start",
+        action="store_true",
+        help="with --replay: what the allocator holds when the measured step starts, "
+        "TF against the estimate's model",
+    )
+    parser.add_argument(
         "--compare",
         action="store_true",
         help="list the ops that allocate (64 KiB or more) more often in TF's step than in "
@@ -261,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.case not in case_names():
         parser.error(f"unknown case {args.case!r}; one of: {', '.join(case_names())}")
+    if args.start and not args.replay:
+        parser.error("--start needs --replay (the profile must begin before the model is built)")
     run = profile(args.case, from_build=args.replay)
     memory = run["memory"]
     if args.replay:
@@ -271,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
             f"engine/bfc.py: measured-step peak {replayed / MiB:.2f} MiB (TF: "
             f"{run['peak'] / MiB:.2f}); {differ} got a chunk of another size than TF's"
         )
+        if args.start:
+            print_start_state(args.case, live_at(memory, start))
         memory = memory[start:]
         # the build and the warm-up ran under the profiler too
         run["kernels"] = [k for k in run["kernels"] if k[0] >= memory[0][0]]
