@@ -654,7 +654,9 @@ def _estimate_traced(
         if id(var) not in captured:
             idle.append(_variable_buffer(var, var_layer, var_category))
     keep = [t for t in traced.outputs if t[0] in nodes and len(nodes[t[0]].outputs) > t[1]]
-    creation = _creation_order(all_vars, traced.variable_placeholders, preset, idle)
+    creation = _creation_order(
+        all_vars, traced.variable_placeholders, preset, idle, traced.made_order
+    )
 
     orders = _branch_orders(nodes, order, notes)
     schedules = [orders]
@@ -1052,7 +1054,7 @@ def _build_without_memory(opt: Any, variables: list[Any]) -> None:
     opt.build(variables)
 
 
-def _creation_order(all_vars, variable_placeholders, preset, idle):
+def _creation_order(all_vars, variable_placeholders, preset, idle, made_order=None):
     """Persistent buffers in the order building the model and optimizer makes them.
 
     Each entry is ``(key, bytes, category, random_init, group)``: weight
@@ -1096,6 +1098,17 @@ def _creation_order(all_vars, variable_placeholders, preset, idle):
             out.append((("p", ph), int(buf.a), buf.category, False, None))
     for i, buf in idle_iter:
         out.append((("idle", i), int(buf.a), buf.category, False, None))
+    if made_order:
+        # A constant the model captured was made while it was built, between
+        # the weights (BERT's position embeddings, gathered when the layer
+        # was called on ``arange``): it goes where TF made it, not last.
+        # Entries with no id keep their place after the last that has one.
+        keys, last = [], -1
+        for key, *_ in out:
+            at = made_order.get(key[1]) if key[0] == "p" else None
+            last = last if at is None else at
+            keys.append(last)
+        out = [entry for _, _, entry in sorted(zip(keys, range(len(out)), out, strict=True))]
     return out
 
 

@@ -157,3 +157,34 @@ def test_the_replay_copies_only_kernels_an_op_may_still_read_at_their_update(mon
     # waits for every op that reads it
     assert len(copied) == 2
     assert set(params) - set(copied) == {p for p in params if "d160" in p[0]}
+
+
+def test_a_constant_made_while_building_is_placed_where_it_was_made(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+
+    # an eager layer call on a constant while the model is built: its result
+    # (256 values, enough for TF to capture it rather than inline it) is a
+    # constant the model holds, made after the first Dense's weights and
+    # before the second's, as BERT's position embeddings are
+    inp = keras.Input((8,))
+    x = keras.layers.Dense(256, name="first")(inp)
+    table = keras.layers.Dense(256, name="table")(keras.ops.ones((1, 8)))
+    out = keras.layers.Dense(4, name="second")(x + table)
+    model = keras.Model(inp, out)
+    seen = []
+    real = estimator._creation_order
+
+    def spy(*args):
+        order = real(*args)
+        seen.append([str(key[1]) for key, *_ in order])
+        return order
+
+    monkeypatch.setattr(estimator, "_creation_order", spy)
+    estimate(model, 4, training=False)
+    names = seen[0]
+    (constant,) = [i for i, name in enumerate(names) if "ReadVariableOp" not in name]
+    first = max(i for i, name in enumerate(names) if "first" in name)
+    second = min(i for i, name in enumerate(names) if "second" in name)
+    assert first < constant < second, names

@@ -36,6 +36,10 @@ class TracedStep:
     #: the function's inputs (arguments, then captures) in order: two traces
     #: of one step name their captures differently, in the same order
     arg_names: list[str] = dataclasses.field(default_factory=list)
+    #: captured placeholder -> the eager id of the tensor it stands for (a
+    #: variable's handle or a constant): TF numbers eager tensors as they are
+    #: made, so the ids give the order building the model made them in
+    made_order: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
@@ -123,6 +127,11 @@ def trace_step(
             input_placeholders[t.op.name] = "x" if i < n_x else "y"
         else:  # a tensor the model captured (e.g. a constant built with keras.ops)
             constant_placeholders.append(t.op.name)
+    made_order = {
+        ph.op.name: outer._id
+        for outer, ph in graph.captures
+        if isinstance(getattr(outer, "_id", None), int)
+    }
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
     # A function's resource arguments tell Grappler their variables' shapes
@@ -156,6 +165,7 @@ def trace_step(
         constant_placeholders=constant_placeholders,
         outputs=[(t.op.name, t.value_index) for t in graph.outputs],
         arg_names=[t.op.name for t in graph.inputs],
+        made_order=made_order,
     )
 
 
