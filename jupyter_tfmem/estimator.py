@@ -1099,10 +1099,12 @@ def _creation_order(all_vars, variable_placeholders, preset, idle, made_order=No
     for i, buf in idle_iter:
         out.append((("idle", i), int(buf.a), buf.category, False, None))
     if made_order:
-        # A constant the model captured was made while it was built, between
-        # the weights (BERT's position embeddings, gathered when the layer
-        # was called on ``arange``): it goes where TF made it, not last.
-        # Entries with no id keep their place after the last that has one.
+        # Variables and captured constants go in the order TF made them.
+        # ``model.variables`` is mostly that order already, but a constant
+        # the model captured was made while it was built, between the weights
+        # (BERT's position embeddings, gathered when the layer was called on
+        # ``arange``), and would otherwise come last.  Entries with no id
+        # keep their place after the last one that has one.
         keys, last = [], -1
         for key, *_ in out:
             at = made_order.get(key[1]) if key[0] == "p" else None
