@@ -1284,30 +1284,29 @@ def _read_while_updated(nodes, order, params: list) -> list:
         for ctl in node.controls:
             succ[ctl].add(name)
     ran = list(started_ops(order))
-    position = {name: i for i, name in enumerate(ran)}
-    reads: dict = collections.defaultdict(set)
+    ran_set = set(ran)
+    param_of = {ph: (ph, idx) for ph, idx in params}
     first_write: dict = {}
-    for param in params:
-        handles, values = [param], []
-        while handles:  # the handle and its aliases
-            tensor = handles.pop()
-            for c in consumers[tensor]:
-                node = nodes[c]
-                if node.inputs[0] != tensor:
-                    continue
-                if node.op == "ReadVariableOp":
-                    values.append((c, 0))
-                elif node.op in VARIABLE_WRITE_OPS and c in position:
-                    if param not in first_write or position[c] < position[first_write[param]]:
-                        first_write[param] = c
-                elif node.op in ALIAS_OPS:
-                    handles.append((c, 0))
-        while values:  # the value read and its aliases
-            tensor = values.pop()
+    values: dict = collections.defaultdict(list)  # param -> the values read from it
+    for name in ran:
+        node = nodes[name]
+        if not node.inputs or (node.op != "ReadVariableOp" and node.op not in VARIABLE_WRITE_OPS):
+            continue
+        param = param_of.get(_resource_root(nodes, node.inputs[0][0]))
+        if param is None:
+            continue
+        if node.op == "ReadVariableOp":
+            values[param].append((name, 0))
+        else:
+            first_write.setdefault(param, name)
+    reads: dict = collections.defaultdict(set)
+    for param, pending in values.items():
+        while pending:  # the value read and its aliases
+            tensor = pending.pop()
             for c in consumers[tensor]:
                 if nodes[c].op in ALIAS_OPS and nodes[c].inputs[0] == tensor:
-                    values.append((c, 0))
-                elif c in position:
+                    pending.append((c, 0))
+                elif c in ran_set:
                     reads[param].add(c)
     bit = {write: 1 << i for i, write in enumerate(set(first_write.values()))}
     before: dict[str, int] = {}  # op -> the first writes that wait for it

@@ -133,7 +133,6 @@ print("MARK end", file=sys.stderr, flush=True)
 
 def test_the_replay_copies_only_kernels_an_op_may_still_read_at_their_update(monkeypatch):
     import keras
-    import numpy as np  # noqa: F401  (the snippet imports it too)
 
     from jupyter_tfmem import estimate, estimator
 
@@ -188,3 +187,29 @@ def test_a_constant_made_while_building_is_placed_where_it_was_made(monkeypatch)
     first = max(i for i, name in enumerate(names) if "first" in name)
     second = min(i for i, name in enumerate(names) if "second" in name)
     assert first < constant < second, names
+
+
+def test_a_weight_updated_in_a_branch_is_copied_if_an_op_may_still_read_it():
+    from jupyter_tfmem.engine.schedule import topo_fifo_order
+    from jupyter_tfmem.estimator import _read_while_updated
+
+    # gradient accumulation updates the weights in one branch of a cond: the
+    # update reaches the variable through a Switch of its handle
+    f32 = [(1024.0, 0.0, "float32")]
+    spec = [
+        ("w", "VarHandleOp", [], [(0.0, 0.0, "resource")]),
+        ("pred", "Const", [], [(4.0, 0.0, "bool")]),
+        ("x", "Fill", [], f32),
+        ("read", "ReadVariableOp", [("w", 0)], f32),
+        ("forward", "MatMul", [("x", 0), ("read", 0)], f32),
+        ("dy", "Fill", [("forward", 0)], f32),
+        ("grad", "MatMul", [("x", 0), ("dy", 0)], f32),
+        ("dx", "MatMul", [("dy", 0), ("read", 0)], f32),  # the update does not wait for it
+        ("switch", "Switch", [("w", 0), ("pred", 0)], [(0.0, 0.0, "resource")] * 2),
+        ("update", "AssignSubVariableOp", [("switch", 1), ("grad", 0)], []),
+    ]
+    nodes = {name: Node(name, op, ins, [], outs) for name, op, ins, outs in spec}
+    assert _read_while_updated(nodes, topo_fifo_order(nodes), [("w", 0)]) == [("w", 0)]
+    # with no such reader, the update waits for every op that reads w
+    del nodes["dx"]
+    assert _read_while_updated(nodes, topo_fifo_order(nodes), [("w", 0)]) == []
