@@ -55,3 +55,94 @@ def test_a_variable_handle_tells_grappler_its_variable_shape():
         assert ("Reshape" in _ops(out)) is kept
         v = next(n for n in out.node if n.name == "v")
         assert v.op == "Placeholder"
+
+
+_RUNTIME_DUMP = """
+import sys
+import tensorflow as tf
+
+w = tf.ones((8, 32))
+b = tf.ones((32,))
+
+
+@tf.function
+def f(x):
+    h = tf.nn.bias_add(tf.reshape(tf.matmul(tf.reshape(x, (-1, 8)), w), (4, 16, 32)), b)
+    return tf.reduce_sum(0.5 * h * tf.math.erfc(-h * 0.7071))
+
+
+x = tf.ones((4, 16, 8))
+graph = f.get_concrete_function(x).graph
+open(sys.argv[1], "wb").write(graph.as_graph_def().SerializeToString())
+print(",".join(t.op.name for t in graph.outputs))
+f(x)
+"""
+
+
+def test_grappler_runs_as_many_passes_as_tfs_function_runtime(tmp_path):
+    # TF's runtime runs Grappler's pipeline twice, and the second pass of
+    # common-subgraph elimination orders a commutative op's operands again.
+    # The order decides which operand's buffer a Mul writes its result into
+    # (BERT's GELU: the matmul's buffer, not the one the erfc chain uses), so
+    # every Mul and Add must read its operands in the runtime's order.
+    import subprocess
+    import sys
+
+    from google.protobuf import text_format
+
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    env = {
+        **__import__("os").environ,
+        "TF_DUMP_GRAPH_PREFIX": str(dump),
+        "TF_CPP_VMODULE": "meta_optimizer=1",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNTIME_DUMP, str(tmp_path / "graph.pb")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runtime = None
+    for path in sorted(dump.glob("after_MetaOptimizer_*.pbtxt")):
+        if "iteration" in path.name:
+            continue
+        gd = text_format.Parse(path.read_text(), tf.compat.v1.GraphDef())
+        if any(n.op == "Erfc" for n in gd.node):
+            runtime = gd
+    assert runtime is not None, sorted(p.name for p in dump.iterdir())
+
+    traced = tf.compat.v1.GraphDef.FromString((tmp_path / "graph.pb").read_bytes())
+    ours = grappler.optimize(traced, proc.stdout.strip().split(","))
+
+    def operands(graph_def):
+        return {
+            n.name: [i.split(":")[0] for i in n.input if not i.startswith("^")]
+            for n in graph_def.node
+            if n.op in ("Mul", "AddV2", "Add")
+        }
+
+    theirs = operands(runtime)
+    mine = operands(ours)
+    assert any(len(set(v)) == 2 for v in theirs.values())  # there is an order to get right
+    shared = sorted(set(theirs) & set(mine))
+    assert shared, (sorted(theirs), sorted(mine))
+    assert {n: mine[n] for n in shared} == {n: theirs[n] for n in shared}
+
+
+def test_a_target_whose_zeros_grappler_merged_into_the_loss_is_a_plain_placeholder_again():
+    # A known-shape input gets a zeros default while Grappler runs.  In its
+    # second pass, common-subgraph elimination may merge that default into an
+    # equal constant of the step (the logistic loss's zeros_like of the
+    # logits); the target must still come back as a placeholder with no input.
+    import keras
+
+    import jupyter_tfmem as jt
+
+    model = keras.Sequential([keras.Input((6,)), keras.layers.Dense(1)])
+    model.compile("sgd", keras.losses.BinaryCrossentropy(from_logits=True))
+    footprint = jt.estimate(model, batch_size=8)
+    weights = (6 + 1) * 4
+    assert footprint.peak_bytes >= weights

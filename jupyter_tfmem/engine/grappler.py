@@ -98,7 +98,10 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     originals = _with_known_shapes(gd)
     config = config_pb2.ConfigProto()
     rewriter = config.graph_options.rewrite_options
-    rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
+    # TF's function runtime runs the pipeline twice (the default, TWO); the
+    # second common-subgraph pass reorders commutative operands, which decides
+    # the buffer an element-wise op writes into (tests/test_grappler.py).
+    rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.TWO
     rewriter.min_graph_nodes = -1  # tf.function bodies of any size get optimized
     out = tf_optimizer.OptimizeGraph(config, _metagraph(gd, fetches), verbose=False)
     # Grappler may have merged another constant into a default's: keep those
@@ -114,7 +117,9 @@ def optimize(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gra
     for node in out.node:  # the arguments become placeholders again
         if node.op in ("_Arg", "PlaceholderWithDefault") and node.name in originals:
             device = node.device
-            inputs = [i for i in node.input if _DEFAULT not in i]
+            # its default may have been merged into an equal constant: a
+            # placeholder keeps only its control inputs
+            inputs = [i for i in node.input if i.startswith("^") and _DEFAULT not in i]
             node.CopyFrom(originals[node.name])
             node.device = device
             del node.input[:]
