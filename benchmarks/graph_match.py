@@ -25,6 +25,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from zoo_step import ZOO_STEP
 
@@ -40,8 +41,8 @@ _DRIVER = ZOO_STEP + textwrap.dedent(
 )
 
 
-def tf_runtime_ops(case: str) -> collections.Counter:
-    """Op counts of the step graph TF's executor ran, from TF's own dump."""
+def tf_runtime_graph(case: str) -> Any:
+    """The step graph TF's executor ran, from TF's own dump."""
     from google.protobuf import text_format
     from tensorflow.core.framework import graph_pb2
 
@@ -68,16 +69,13 @@ def tf_runtime_ops(case: str) -> collections.Counter:
         ]
         if not dumps:
             raise SystemExit(f"{case}: TF wrote no dump of its step function")
-        graph = text_format.Parse(
+        return text_format.Parse(
             max(dumps, key=lambda p: p.stat().st_size).read_text(), graph_pb2.GraphDef()
         )
-    return collections.Counter(node.op for node in graph.node)
 
 
-def estimator_ops(
-    case_name: str, open_batch: bool = False
-) -> tuple[collections.Counter, tuple[str, ...]]:
-    """Op counts of the graph the estimate replays (Grappler's output on its trace).
+def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tuple[str, ...]]:
+    """The graph the estimate replays (Grappler's output on its trace), and the notes.
 
     ``open_batch`` makes the estimate take its fallback, one trace with an
     open batch dimension, for comparison.
@@ -102,12 +100,40 @@ def estimator_ops(
     finally:
         grappler.optimize, grappler.structure = optimize, structure
     # With an open-batch fallback the third graph is the one replayed.
-    return collections.Counter(node.op for node in graphs[-1].node), fp.notes
+    return graphs[-1], fp.notes
+
+
+def _operands(graph_def: Any) -> dict[str, tuple[str, list[str]]]:
+    """Each node's op and data inputs; a function argument or placeholder reads as ``<arg>``."""
+    args = {n.name for n in graph_def.node if n.op in ("_Arg", "Placeholder")}
+    out = {}
+    for node in graph_def.node:
+        inputs = []
+        for ref in node.input:
+            if ref.startswith("^"):
+                continue
+            name, _, port = ref.partition(":")
+            inputs.append("<arg>" if name in args else f"{name}:{port or 0}")
+        out[node.name] = (node.op, inputs)
+    return out
+
+
+#: Ops whose operand order decides which input buffer the output may take.
+COMMUTATIVE = frozenset({"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference"})
+
+
+def operand_order(theirs: Any, ours: Any) -> tuple[int, list[str]]:
+    """Commutative ops in both graphs (same name and op), and those whose operands differ."""
+    t, o = _operands(theirs), _operands(ours)
+    both = [n for n in t if n in o and t[n][0] == o[n][0] and t[n][0] in COMMUTATIVE]
+    return len(both), [n for n in both if t[n][1] != o[n][1]]
 
 
 def report(case: str, open_batch: bool) -> None:
-    theirs = tf_runtime_ops(case)
-    ours, notes = estimator_ops(case, open_batch)
+    their_graph = tf_runtime_graph(case)
+    our_graph, notes = estimator_graph(case, open_batch)
+    theirs = collections.Counter(node.op for node in their_graph.node)
+    ours = collections.Counter(node.op for node in our_graph.node)
     total_t = sum(n for op, n in theirs.items() if op not in PLUMBING)
     total_o = sum(n for op, n in ours.items() if op not in PLUMBING)
     print(f"{case}: TF's runtime graph {total_t} ops, the estimate's {total_o} (plumbing left out)")
@@ -122,6 +148,16 @@ def report(case: str, open_batch: bool) -> None:
         print("  every op type appears as often in both")
     for op in diffs:
         print(f"  {op:28s} TF {theirs[op]:5d}  estimate {ours[op]:5d}")
+    shared, differ = operand_order(their_graph, our_graph)
+    t, o = _operands(their_graph), _operands(our_graph)
+    swapped = [n for n in differ if sorted(t[n][1]) == sorted(o[n][1])]
+    print(
+        f"  {shared} element-wise ops with a name in both: {len(swapped)} read the same "
+        f"operands in another order, {len(differ) - len(swapped)} other operands "
+        "(a constant that CSE merged under another name, mostly)"
+    )
+    for name in (swapped + [n for n in differ if n not in swapped])[:8]:
+        print(f"    {name}: TF {t[name][1]}  estimate {o[name][1]}")
 
 
 def main() -> None:
