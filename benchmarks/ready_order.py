@@ -18,10 +18,12 @@ This script runs a zoo case's step in a fresh process with TF's run metadata
 on from the first call, reads the runtime's graph after Grappler (its
 consumer order), and prints for each merged filter gradient that order, the
 kernel the edge rule runs inline, and the same for the graph the estimate
-replays (Grappler run once by ``engine/grappler.py``) and for Grappler run
-with TF's default two iterations on the same trace.  With ``--profile`` it also
-profiles the step (``tf_timeline.profile``) and says which of the two started
-on the thread that made ``dy``.
+replays (``engine/grappler.py``, which since session 15 runs Grappler twice,
+as TF's runtime does) and for Grappler run with TF's default iterations on
+the same trace (the two columns now agree; before, the estimate ran it
+once).  With ``--profile`` it also profiles the step
+(``tf_timeline.profile``) and says which of the two started on the thread
+that made ``dy``.
 
     python benchmarks/ready_order.py --case shared_nested_sgd_b128 --profile
 """
@@ -114,8 +116,8 @@ def runtime_graph(case: str):
 def estimate_graphs(case: str) -> dict[str, object]:
     """The Grappler output the estimate replays, and Grappler's with TF's default iterations.
 
-    The estimate runs Grappler's meta optimizer once (``engine/grappler.py``);
-    TF's runtime uses the session default, two iterations.  Both are run on
+    The estimate runs Grappler's meta optimizer twice (``engine/grappler.py``),
+    as TF's runtime does with the session default; both are run on
     the estimate's first trace.
     """
     from tensorflow.core.protobuf import rewriter_config_pb2
