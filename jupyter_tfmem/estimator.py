@@ -660,11 +660,20 @@ def _estimate_traced(
 
     orders = _branch_orders(nodes, order, notes)
     schedules = [orders]
-    # The CPU executor's threads; a loop's body is replayed once, with no
-    # iterations to time, so graphs with loops keep the inline (FIFO) order.
     executor = "tf-executor (GPU: every kernel inline)"
-    if threads and not any(node.op == "NextIteration" for node in nodes.values()):
+    if threads:
         durations = _durations(nodes, props1, props2, _ORDER_BATCH)
+        if any(node.op == "NextIteration" for node in nodes.values()):
+            # A loop's body is replayed once but runs once per iteration: its
+            # ops take that many times as long beside the ops outside it.
+            # (A gradient loop's bound is the forward loop's count, not a
+            # constant: as for its lists, it takes the longest known loop's.)
+            trips = _loop_trips(nodes, _int_constants(optimized))
+            longest = max(trips.values(), default=1)
+            durations = {
+                name: d * (trips.get(frame, longest) if (frame := _frame_of(name)) else 1)
+                for name, d in durations.items()
+            }
         # How concurrent kernels share the cores is not one way in TF
         # (engine/executor.py); with several threads both ways are replayed
         # and the footprint is their mean.
@@ -682,8 +691,6 @@ def _estimate_traced(
             for variant in variants
         ]
         executor = f"tf-executor (CPU, {threads} inter-op threads)"
-    elif threads:
-        executor = "tf-executor (CPU; loops: kernels in ready order)"
     idle_bytes = sum(buf.a for buf in idle)
     parts = [
         _peak_parts(nodes, o, batch_size, preset, creation, keep, idle, idle_bytes, layers)
@@ -1627,16 +1634,8 @@ def _frame_of(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
-    """Give loop accumulators (TensorLists) the bytes they hold after the loop.
-
-    A while loop runs its body T times; every TensorListPushBack/SetItem keeps
-    one element per iteration, which is what the backward pass of an RNN
-    reads.  The replay runs each body once, so those ops' outputs are sized
-    T x element.  T is read from the loop condition's constant bound.  With
-    ``runahead`` (inference), body ops that do not wait for the loop's state
-    are charged for the iterations that run ahead (``_runahead_ops``).
-    """
+def _int_constants(graph_def) -> dict[str, int]:
+    """Scalar int32/int64 constants by node name (loop bounds, list slots)."""
     import tensorflow as tf
 
     consts = {}
@@ -1651,17 +1650,34 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
                 continue
             if value.shape == ():
                 consts[nd.name] = int(value)
+    return consts
 
-    def resolve(name: str) -> int | None:
-        return consts.get(_walk_back(nodes, name, ("Enter", "Identity", "Merge", "Switch"), 8))
 
+def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
+    """Each loop frame's trip count, read from its condition's constant bound."""
     trips: dict[str, int] = {}
     for node in nodes.values():
         if node.op in ("Less", "LessEqual") and len(node.inputs) == 2:
             frame = _frame_of(node.name)
-            bound = resolve(node.inputs[1][0])
+            src = _walk_back(nodes, node.inputs[1][0], ("Enter", "Identity", "Merge", "Switch"), 8)
+            bound = consts.get(src)
             if frame and bound and bound > 0:
                 trips[frame] = max(trips.get(frame, 0), bound)
+    return trips
+
+
+def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
+    """Give loop accumulators (TensorLists) the bytes they hold after the loop.
+
+    A while loop runs its body T times; every TensorListPushBack/SetItem keeps
+    one element per iteration, which is what the backward pass of an RNN
+    reads.  The replay runs each body once, so those ops' outputs are sized
+    T x element.  T is read from the loop condition's constant bound.  With
+    ``runahead`` (inference), body ops that do not wait for the loop's state
+    are charged for the iterations that run ahead (``_runahead_ops``).
+    """
+    consts = _int_constants(graph_def)
+    trips = _loop_trips(nodes, consts)
     default_trip = max(trips.values(), default=1)
     list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
     pushed: set[tuple[str, int]] = set()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from jupyter_tfmem import estimator
 from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
 
@@ -129,3 +131,41 @@ def test_a_pushed_carried_state_is_charged_to_its_accumulator_not_the_output_lis
     assert nodes["acc_enter"].outputs[0][0] == H
     assert nodes["set"].outputs[0][0] == 0.0
     assert nodes["out_enter"].outputs[0][0] == 0.0
+
+
+def test_a_step_with_loops_runs_on_the_executor_threads_each_loop_taking_all_its_steps(
+    monkeypatch,
+):
+    # TF's executor runs a graph with while loops on its inter-op threads like
+    # any other (a bidirectional RNN's two loops run side by side), so the
+    # replay follows the same thread model.  Each loop's body is replayed
+    # once but runs once per time step, so beside the ops outside the loop
+    # its ops take that many times as long.
+    import keras
+
+    steps = 20
+    inp = keras.Input((steps, 8))
+    x = keras.layers.Bidirectional(keras.layers.LSTM(16))(inp)
+    model = keras.Model(inp, keras.layers.Dense(1)(x))
+
+    raw, used = {}, {}
+    durations, events = estimator._durations, estimator._executor_events
+
+    def record_raw(*args, **kwargs):
+        raw.update(durations(*args, **kwargs))
+        return dict(raw)
+
+    def record_used(nodes, order, durs, threads, shared=False):
+        used.update(durs)
+        return events(nodes, order, durs, threads, shared)
+
+    monkeypatch.setattr(estimator, "_durations", record_raw)
+    monkeypatch.setattr(estimator, "_executor_events", record_used)
+    fp = estimator.estimate(model, 4, optimizer="adam", loss="mse", device="CPU")
+    assert "inter-op threads" in fp.executor
+    in_loops = [n for n in raw if estimator._frame_of(n) and raw[n] > 0]
+    assert in_loops  # the loop bodies have ops that take time
+    for name in in_loops:
+        assert used[name] == pytest.approx(raw[name] * steps)
+    outside = [n for n in raw if not estimator._frame_of(n) and raw[n] > 0]
+    assert outside and all(used[n] == raw[n] for n in outside)
