@@ -25,6 +25,7 @@ little more from an unprofiled one.
     python benchmarks/tf_timeline.py --case mlp_sgd_b64 --kernels 12 --estimate
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --replay
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --compare
+    python benchmarks/tf_timeline.py --case bilstm_long_adam_b64 --loops --kernels 0
 
 With ``--replay``, ``--start`` also compares what the allocator holds when the
 measured step starts, in TF and in the estimate's model after its build and
@@ -294,6 +295,26 @@ def print_start_state(case_name: str, tf_chunks: list[int]) -> None:
             print(f"    {size:>11,d} bytes  {tf_sizes[size]:4d} {our_sizes[size]:4d}")
 
 
+def loop_spans(kernels: list) -> dict[str, tuple[int, int, int, set[int]]]:
+    """Per while loop (its frame's name), the first start and last end of its body's kernels.
+
+    A lowered loop's body ops are named ``<frame>/body/_<n>/...``; whether two
+    loops' spans overlap says whether TF ran them side by side.
+    """
+    from jupyter_tfmem.estimator import _frame_of
+
+    spans: dict[str, list] = {}
+    for at, dur, thread, name in kernels:
+        frame = _frame_of(name.partition(":")[0])
+        if frame is None:
+            continue
+        span = spans.setdefault(frame, [at, at + dur, 0, set()])
+        span[0], span[1] = min(span[0], at), max(span[1], at + dur)
+        span[2] += 1
+        span[3].add(thread)
+    return {frame: tuple(span) for frame, span in sorted(spans.items(), key=lambda kv: kv[1][0])}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="siamese_adam", help="zoo case (default: %(default)s)")
@@ -311,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --replay: what the allocator holds when the measured step starts, "
         "TF against the estimate's model",
+    )
+    parser.add_argument(
+        "--loops",
+        action="store_true",
+        help="when each while loop's body ran in the step, and on which threads",
     )
     parser.add_argument(
         "--compare",
@@ -364,6 +390,13 @@ def main(argv: list[str] | None = None) -> int:
     for at, dur, thread, name in sorted(longest):
         start, end = (at - t0) / 1e3, (at + dur - t0) / 1e3
         print(f"  {start:9.1f} to {end:9.1f}  thread {thread:3d}  {name}")
+    if args.loops:
+        print("\nWhile loops' bodies (ms from the step's start; kernels; threads):")
+        for frame, (first, last, count, threads) in loop_spans(kernels).items():
+            print(
+                f"  {(first - t0) / 1e6:8.2f} to {(last - t0) / 1e6:8.2f}  {count:5d} kernels  "
+                f"threads {','.join(map(str, sorted(threads)))}  {frame}"
+            )
     if args.compare:
         least = 64 << 10
         tf_ops = collections.Counter(
