@@ -122,9 +122,11 @@ def _operands(graph_def: Any) -> dict[str, tuple[str, list[str]]]:
 COMMUTATIVE = frozenset({"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference"})
 
 
-def operand_order(theirs: Any, ours: Any) -> tuple[int, list[str]]:
-    """Commutative ops in both graphs (same name and op), and those whose operands differ."""
-    t, o = _operands(theirs), _operands(ours)
+def operand_order(t: dict, o: dict) -> tuple[int, list[str]]:
+    """Commutative ops in both graphs (same name and op), and those whose operands differ.
+
+    ``t`` and ``o`` are TF's and the estimate's graphs as ``_operands`` reads them.
+    """
     both = [n for n in t if n in o and t[n][0] == o[n][0] and t[n][0] in COMMUTATIVE]
     return len(both), [n for n in both if t[n][1] != o[n][1]]
 
@@ -148,8 +150,8 @@ def report(case: str, open_batch: bool) -> None:
         print("  every op type appears as often in both")
     for op in diffs:
         print(f"  {op:28s} TF {theirs[op]:5d}  estimate {ours[op]:5d}")
-    shared, differ = operand_order(their_graph, our_graph)
     t, o = _operands(their_graph), _operands(our_graph)
+    shared, differ = operand_order(t, o)
     swapped = [n for n in differ if sorted(t[n][1]) == sorted(o[n][1])]
     print(
         f"  {shared} element-wise ops with a name in both: {len(swapped)} read the same "

@@ -617,7 +617,7 @@ def _estimate_traced(
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
-    nodes, unknown, order = _build_nodes(optimized, props1, props2, traced, opt_scope)
+    nodes, unknown, order, trips = _build_nodes(optimized, props1, props2, traced, opt_scope)
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes)
     _size_einsum_temps(optimized, nodes, props1, props2)
     if threads:
@@ -663,13 +663,12 @@ def _estimate_traced(
     executor = "tf-executor (GPU: every kernel inline)"
     if threads:
         durations = _durations(nodes, props1, props2, _ORDER_BATCH)
-        if any(node.op == "NextIteration" for node in nodes.values()):
+        if trips:
             # A loop's body is replayed once but runs once per iteration: its
             # ops take that many times as long beside the ops outside it.
             # (A gradient loop's bound is the forward loop's count, not a
             # constant: as for its lists, it takes the longest known loop's.)
-            trips = _loop_trips(nodes, _int_constants(optimized))
-            longest = max(trips.values(), default=1)
+            longest = max(trips.values())
             durations = {
                 name: d * (trips.get(frame, longest) if (frame := _frame_of(name)) else 1)
                 for name, d in durations.items()
@@ -1458,7 +1457,10 @@ def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:
 
 
 def _build_nodes(graph_def, props1, props2, traced, opt_scope):
-    """Nodes with sized outputs, and the order the executor model runs them in."""
+    """Nodes with sized outputs, the order the executor model runs them in, and loop trips.
+
+    The trips map each while loop's frame to its trip count (``_loop_trips``).
+    """
     from .engine.grappler import nbytes
     from .engine.schedule import Node, topo_fifo_order
 
@@ -1489,7 +1491,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         node.layer = _lookup_layer(nd.name, op_layer)
         node.category = _categorizer(nd.name, opt_scope)
         nodes[nd.name] = node
-    _size_tensor_lists(graph_def, nodes, runahead=opt_scope is None)
+    trips = _size_tensor_lists(graph_def, nodes, runahead=opt_scope is None)
     # Ops with no recorded layer inherit it from their first input that has one.
     order = topo_fifo_order(nodes)
     for name in order:
@@ -1502,7 +1504,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
     for ph in traced.variable_placeholders:
         if ph in nodes:
             nodes[ph].layer = -1
-    return nodes, unknown, order
+    return nodes, unknown, order, trips
 
 
 def _walk_back(nodes, name: str, through: tuple[str, ...], limit: int = 32) -> str:
@@ -1666,7 +1668,7 @@ def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
     return trips
 
 
-def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
+def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, int]:
     """Give loop accumulators (TensorLists) the bytes they hold after the loop.
 
     A while loop runs its body T times; every TensorListPushBack/SetItem keeps
@@ -1675,6 +1677,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
     T x element.  T is read from the loop condition's constant bound.  With
     ``runahead`` (inference), body ops that do not wait for the loop's state
     are charged for the iterations that run ahead (``_runahead_ops``).
+    Returns each loop frame's trip count (``_loop_trips``).
     """
     consts = _int_constants(graph_def)
     trips = _loop_trips(nodes, consts)
@@ -1803,6 +1806,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> None:
             size = _list_size(nodes, node.inputs[0])
             if size is not None:
                 node.outputs[0] = size
+    return trips
 
 
 #: The batch size whose op durations fix the CPU executor's order.  One

@@ -85,6 +85,7 @@ def test_grappler_runs_as_many_passes_as_tfs_function_runtime(tmp_path):
     # The order decides which operand's buffer a Mul writes its result into
     # (BERT's GELU: the matmul's buffer, not the one the erfc chain uses), so
     # every Mul and Add must read its operands in the runtime's order.
+    import os
     import subprocess
     import sys
 
@@ -93,7 +94,7 @@ def test_grappler_runs_as_many_passes_as_tfs_function_runtime(tmp_path):
     dump = tmp_path / "dump"
     dump.mkdir()
     env = {
-        **__import__("os").environ,
+        **os.environ,
         "TF_DUMP_GRAPH_PREFIX": str(dump),
         "TF_CPP_VMODULE": "meta_optimizer=1",
     }
