@@ -19,11 +19,10 @@ on from the first call, reads the runtime's graph after Grappler (its
 consumer order), and prints for each merged filter gradient that order, the
 kernel the edge rule runs inline, and the same for the graph the estimate
 replays (``engine/grappler.py``, which since session 15 runs Grappler twice,
-as TF's runtime does) and for Grappler run with TF's default iterations on
-the same trace (the two columns now agree; before, the estimate ran it
-once).  With ``--profile`` it also profiles the step
-(``tf_timeline.profile``) and says which of the two started on the thread
-that made ``dy``.
+as TF's runtime does; until then a second column showed Grappler with TF's
+default iterations beside the estimate's single one).  With ``--profile`` it
+also profiles the step (``tf_timeline.profile``) and says which of the two
+started on the thread that made ``dy``.
 
     python benchmarks/ready_order.py --case shared_nested_sgd_b128 --profile
 """
@@ -114,43 +113,22 @@ def runtime_graph(case: str):
 
 
 def estimate_graphs(case: str) -> dict[str, object]:
-    """The Grappler output the estimate replays, and Grappler's with TF's default iterations.
-
-    The estimate runs Grappler's meta optimizer twice (``engine/grappler.py``),
-    as TF's runtime does with the session default; both are run on
-    the estimate's first trace.
-    """
-    from tensorflow.core.protobuf import rewriter_config_pb2
-    from tensorflow.python.grappler import tf_optimizer
-
+    """The Grappler output the estimate replays (its first trace), by column label."""
     from jupyter_tfmem.engine import grappler
     from jupyter_tfmem.zoo import get_case
 
     optimize, seen = grappler.optimize, []
 
     def keep(graph_def, fetches):
-        seen.append((graph_def, fetches, optimize(graph_def, fetches)))
-        return seen[-1][2]
+        seen.append(optimize(graph_def, fetches))
+        return seen[-1]
 
     grappler.optimize = keep
     try:
         get_case(case).estimate(device="CPU")
     finally:
         grappler.optimize = optimize
-    graph_def, fetches, once = seen[0]
-
-    run = tf_optimizer.OptimizeGraph
-
-    def twice(config, metagraph, **kwargs):
-        rewriter = config.graph_options.rewrite_options
-        rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.DEFAULT_NUM_ITERS
-        return run(config, metagraph, **kwargs)
-
-    tf_optimizer.OptimizeGraph = twice
-    try:
-        return {"estimate": once, "2 iterations": optimize(graph_def, fetches)}
-    finally:
-        tf_optimizer.OptimizeGraph = run
+    return {"estimate": seen[0]}
 
 
 def profiled_inline(case: str) -> dict[str, str]:
