@@ -147,3 +147,38 @@ def test_a_target_whose_zeros_grappler_merged_into_the_loss_is_a_plain_placehold
     footprint = jt.estimate(model, batch_size=8)
     weights = (6 + 1) * 4
     assert footprint.peak_bytes >= weights
+
+
+def test_shapes_are_those_tfs_public_import_gives_with_defaults_filled_in():
+    # infer_shapes imports without Python's device bookkeeping; the shapes and
+    # dtypes must be what the public import gives, attrs left at their
+    # defaults included (the NodeDefs below name no data_format or strides
+    # default, nor MaxPool's explicit_paddings).
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (2, 8, 8, 3), name="x")
+        k = tf.ones((3, 3, 3, 4))
+        y = tf.nn.relu(tf.nn.conv2d(x, k, 1, "SAME"))
+        y = tf.nn.max_pool2d(y, 2, 2, "VALID")
+        return tf.reduce_mean(tf.reshape(y, (2, -1)), axis=1, name="out")
+
+    gd, fetches = _graph(build)
+    for node in gd.node:
+        for key in ("data_format", "explicit_paddings", "use_cudnn_on_gpu", "dilations"):
+            if key in node.attr:
+                del node.attr[key]
+    with tf.Graph().as_default() as graph:
+        tf.graph_util.import_graph_def(gd, name="")
+        public = {
+            op.name: [
+                (tuple(t.shape.as_list()) if t.shape.is_fully_defined() else None, t.dtype)
+                for t in op.outputs
+            ]
+            for op in graph.get_operations()
+        }
+    shapes = grappler.infer_shapes(gd, fetches)
+    assert shapes == public
+    assert shapes["MaxPool2d"][0][0] == (2, 4, 4, 4)
+    with pytest.raises(ValueError):
+        bad = type(gd).FromString(gd.SerializeToString())
+        bad.node[-1].input[0] = "missing"
+        grappler.infer_shapes(bad, fetches)
