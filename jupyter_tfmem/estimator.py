@@ -552,10 +552,12 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     falls back to one graph traced with an open batch dimension, the graph
     ``fit`` runs when its last batch is partial.
     """
+    import tensorflow as tf
+
     from .engine import grappler
     from .engine.step import trace_step
 
-    def trace(batch):
+    def trace(batch, update_from=None):
         return trace_step(
             model,
             training=training,
@@ -563,7 +565,19 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             y_specs=_with_batch_dim(y_specs, batch) if training else y_specs,
             loss_fn=loss_fn,
             optimizer=opt,
+            update_from=update_from,
         )
+
+    def retrace(batch, first):
+        """The step traced at ``batch`` with Grappler's rewrite, reusing ``first``'s update."""
+        spliced = trace(batch, first) if first.update_nodes else None
+        if spliced is not None:
+            try:
+                return spliced, grappler.optimize(spliced.graph_def, spliced.fetches)
+            except (tf.errors.OpError, ValueError):
+                pass  # traced in full below
+        traced = trace(batch)
+        return traced, grappler.optimize(traced.graph_def, traced.fetches)
 
     def infer(traced, optimized, batch):
         plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
@@ -586,8 +600,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     # with a size threshold between them changes the graph on one side only).
     others = (b2, b1 - 1) if b2 == b1 + 1 and b1 > 2 else (b2,)
     for other in others:
-        second = trace(other)
-        graph2 = grappler.optimize(second.graph_def, second.fetches)
+        second, graph2 = retrace(other, first)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
         if same_args and structure == grappler.structure(graph2, names):

@@ -162,3 +162,77 @@ def test_the_step_is_traced_at_the_batch_asked_for_and_the_next(monkeypatch):
     # Batch 1 broadcasts differently; the lines come from two other sizes.
     assert jt.estimate(model, 1, optimizer="sgd", loss="mse").peak_bytes > 0
     assert batches == [4, 7]
+
+
+def token_classifier() -> keras.Model:
+    """An embedding (sparse gradient rows, one per token of the batch) and a dense head."""
+    inp = keras.Input((12,), dtype="int32")
+    x = keras.layers.Embedding(50, 8, name="embed")(inp)
+    x = keras.layers.BatchNormalization(name="bn")(x)
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, keras.layers.Dense(3, name="head")(x))
+
+
+def _retraces(monkeypatch) -> list:
+    """Spy: each retrace that reuses an update, with a full retrace of the same step."""
+    from jupyter_tfmem.engine import step
+
+    pairs = []
+    trace_step = step.trace_step
+
+    def spy(model, **kwargs):
+        traced = trace_step(model, **kwargs)
+        if kwargs.get("update_from") is not None:
+            pairs.append((traced, trace_step(model, **{**kwargs, "update_from": None})))
+        return traced
+
+    monkeypatch.setattr(step, "trace_step", spy)
+    return pairs
+
+
+def _canonical(traced) -> tuple:
+    """The graph's nodes in order, blind to names TF numbers per trace.
+
+    A branch function's name and a custom gradient's registry key carry a
+    counter; everything else (inputs, shapes, constants) must be equal.
+    """
+    nodes = []
+    for node in traced.graph_def.node:
+        node = type(node).FromString(node.SerializeToString())
+        for value in node.attr.values():
+            if value.HasField("func"):
+                value.func.name = ""
+        if "_gradient_op_type" in node.attr:
+            node.attr["_gradient_op_type"].s = b""
+        nodes.append(node.SerializeToString(deterministic=True))
+    return nodes, sorted(traced.fetches), traced.outputs, traced.arg_names
+
+
+@pytest.mark.parametrize(
+    ("build", "optimizer", "precision"),
+    [
+        (normed_mlp, "adam", None),
+        (token_classifier, "adamw", None),  # sparse rows through AdamW's plain ops
+        (normed_mlp, "sgd", "mixed_float16"),  # a loss-scale cond in the update
+    ],
+)
+def test_a_retrace_that_reuses_the_first_update_is_the_graph_a_full_retrace_gives(
+    monkeypatch, build, optimizer, precision
+):
+    pairs = _retraces(monkeypatch)
+    jt.estimate(build(), 6, optimizer=optimizer, loss="mse", precision=precision)
+    assert len(pairs) == 1
+    spliced, full = pairs[0]
+    assert spliced is not None
+    assert _canonical(spliced) == _canonical(full)
+    assert spliced.variable_placeholders.keys() == full.variable_placeholders.keys()
+    assert len(spliced.graph_def.library.function) == len(full.graph_def.library.function)
+
+
+def test_sparse_rows_updated_in_a_branch_function_are_traced_again_in_full(monkeypatch):
+    # Adagrad updates an embedding's rows inside a cond whose branch function
+    # was traced with the first batch's row count: that update is not reused.
+    pairs = _retraces(monkeypatch)
+    footprint = jt.estimate(token_classifier(), 6, optimizer="adagrad", loss="mse")
+    assert pairs == []
+    assert footprint.peak_bytes > 0

@@ -40,6 +40,10 @@ class TracedStep:
     #: variable's handle or a constant): TF numbers eager tensors as they are
     #: made, so the ids give the order building the model made them in
     made_order: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: the ops made from the optimizer's update on (with the function's
+    #: outputs), in the order they were made; empty where the update may
+    #: depend on the batch size (see ``_update_is_batch_free``)
+    update_nodes: list[str] = dataclasses.field(default_factory=list)
 
 
 def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
@@ -68,11 +72,21 @@ def trace_step(
     y_specs: Any,
     loss_fn: Any,
     optimizer: Any,
-) -> TracedStep:
+    update_from: TracedStep | None = None,
+) -> TracedStep | None:
     """Trace ``model``'s train (or predict) step for the given input specs.
 
     ``optimizer`` must already be built for ``model.trainable_variables``;
     the caller owns it, so building it never touches the user's optimizer.
+
+    With ``update_from`` (a trace of the same training step at another batch
+    size whose ``update_nodes`` are known), only the forward and backward
+    passes are traced and the optimizer's update is taken from
+    ``update_from``: the update reads only the gradients and the variables,
+    and TF names every op of a retrace alike, so the result is the graph a
+    full trace gives (``tests/test_tracing.py``).  That saves more than half
+    of a retrace of a large model (BERT-base with AdamW: 394 variables, some
+    twenty ops each).  Returns ``None`` if the two traces do not fit together.
     """
     layer_ids = {id(layer): i for i, layer in enumerate(model.layers)}
     op_layer: dict[str, int] = {}
@@ -88,7 +102,8 @@ def trace_step(
             )
         return None
 
-    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=optimizer)
+    marks: dict[str, Any] = {"skip_update": update_from is not None}
+    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=optimizer, marks=marks)
 
     fn = tf.function(step, autograph=False)
     signature = (x_specs, y_specs) if training else (x_specs,)
@@ -134,6 +149,17 @@ def trace_step(
     }
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
+    update_nodes: list[str] = []
+    grads = marks.pop("grads", [])  # the step function must not keep the graph alive
+    if "update_start" in marks:
+        made = [op.name for op in graph.get_operations()]
+        if update_from is not None:
+            kept = set(made[: marks["update_start"]])
+            keep = [n for n in graph_def.node if n.name in kept]
+            del graph_def.node[:]
+            graph_def.node.extend(keep)
+        elif _update_is_batch_free(graph_def, made[marks["update_start"] :], grads):
+            update_nodes = made[marks["update_start"] :]
     # A function's resource arguments tell Grappler their variables' shapes
     # (TF's runtime sets these on the _Arg nodes; grappler.optimize turns
     # placeholders into _Arg nodes).
@@ -155,7 +181,7 @@ def trace_step(
         for op in graph.get_operations()
         if op.type in ("PartitionedCall", "StatefulPartitionedCall")
     }
-    return TracedStep(
+    traced = TracedStep(
         graph_def=graph_def,
         fetches=fetches,
         input_placeholders=input_placeholders,
@@ -166,6 +192,105 @@ def trace_step(
         outputs=[(t.op.name, t.value_index) for t in graph.outputs],
         arg_names=[t.op.name for t in graph.inputs],
         made_order=made_order,
+        update_nodes=update_nodes,
+    )
+    if update_from is None:
+        return traced
+    return _with_update(traced, update_from)
+
+
+def _update_is_batch_free(graph_def: Any, update: list[str], grads: list[Any]) -> bool:
+    """Whether the update ops of one trace serve a trace at another batch size.
+
+    A dense gradient has its variable's shape.  A sparse one (an embedding's
+    ``IndexedSlices``) has a row per looked-up id, so the batch reaches the
+    update through its values: shape inference carries it through plain ops
+    (Adam's and AdamW's sparse updates retrace identically), but not
+    through a constant made from the rows' static count, nor into a
+    branch function, whose signature holds the shapes of its trace (Adagrad
+    updates sparse rows in a ``cond``).  Either makes the update unfit.
+    """
+    if not all(isinstance(g, (tf.Tensor, tf.IndexedSlices)) for g in grads):
+        return False
+    rows = {
+        g.values.shape[0] for g in grads if isinstance(g, tf.IndexedSlices) and g.values.shape.rank
+    }
+    if not rows:
+        return True
+    if None in rows:
+        return False
+    names = set(update)
+    for node in graph_def.node:
+        if node.name not in names:
+            continue
+        if any(value.HasField("func") for value in node.attr.values()):
+            return False
+        if node.op == "Const" and node.attr["value"].tensor.dtype in _INT_TYPES:
+            if rows & {int(v) for v in tf.make_ndarray(node.attr["value"].tensor).ravel()}:
+                return False
+    return True
+
+
+_INT_TYPES = (tf.int32.as_datatype_enum, tf.int64.as_datatype_enum)
+
+
+def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
+    """``traced`` (forward and backward passes only) with ``other``'s update appended.
+
+    The two traces name their ops alike, except perhaps the placeholders of
+    captured tensors; those are matched by position, as the function's
+    arguments list them in the order they were captured.  ``None`` if an
+    update op reads a node ``traced`` does not have.
+    """
+    update = set(other.update_nodes)
+    if not update:
+        return None
+    other_args = [a for a in other.arg_names if a not in update]
+    if len(other_args) != len(traced.arg_names):
+        return None
+    rename = {a: b for a, b in zip(other_args, traced.arg_names, strict=True) if a != b}
+
+    def ref(r: str) -> str:
+        ctrl = "^" if r.startswith("^") else ""
+        name, sep, port = r.lstrip("^").partition(":")
+        return ctrl + rename.get(name, name) + sep + port
+
+    gd = traced.graph_def
+    have = {n.name for n in gd.node}
+    nodes = [n for n in other.graph_def.node if n.name in update]
+    if have & update or len(nodes) != len(update):
+        return None
+    have |= update
+    for node in nodes:
+        copied = gd.node.add()
+        copied.CopyFrom(node)
+        del copied.input[:]
+        copied.input.extend(ref(r) for r in node.input)
+        if any(r.lstrip("^").partition(":")[0] not in have for r in copied.input):
+            return None
+    functions = {f.signature.name for f in gd.library.function}
+    for f in other.graph_def.library.function:
+        if f.signature.name not in functions:
+            gd.library.function.add().CopyFrom(f)
+    gradients = {g.function_name for g in gd.library.gradient}
+    for g in other.graph_def.library.gradient:
+        if g.function_name not in gradients:
+            gd.library.gradient.add().CopyFrom(g)
+
+    def pick(mapping: dict) -> dict:
+        return {k: v for k, v in mapping.items() if k in update}
+
+    return dataclasses.replace(
+        traced,
+        fetches=[ref(f) for f in other.fetches],
+        outputs=[(rename.get(n, n), i) for n, i in other.outputs],
+        variable_placeholders={**traced.variable_placeholders, **pick(other.variable_placeholders)},
+        op_layer={**traced.op_layer, **pick(other.op_layer)},
+        call_shapes={**traced.call_shapes, **pick(other.call_shapes)},
+        constant_placeholders=traced.constant_placeholders
+        + [c for c in other.constant_placeholders if c in update],
+        arg_names=traced.arg_names + [a for a in other.arg_names if a in update],
+        made_order={**traced.made_order, **pick(other.made_order)},
     )
 
 
@@ -189,8 +314,15 @@ def forget_gradients_since(registered: set[str] | None) -> None:
         registry.pop(name, None)
 
 
-def make_step(model: Any, *, training: bool, loss_fn: Any, optimizer: Any) -> Any:
-    """The Python function of one Keras train (or predict) step, to be traced."""
+def make_step(
+    model: Any, *, training: bool, loss_fn: Any, optimizer: Any, marks: dict | None = None
+) -> Any:
+    """The Python function of one Keras train (or predict) step, to be traced.
+
+    ``marks``, if given, receives how many ops the graph held when the update
+    began (``update_start``) and the gradients (``grads``); with
+    ``marks["skip_update"]`` the step stops there.
+    """
     trainable = list(model.trainable_variables)
 
     def train_step(x, y):
@@ -201,6 +333,11 @@ def make_step(model: Any, *, training: bool, loss_fn: Any, optimizer: Any) -> An
                 loss = loss + tf.add_n([tf.cast(v, loss.dtype) for v in model.losses])
             scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
         grads = tape.gradient(scaled, trainable)
+        if marks is not None:
+            marks["update_start"] = len(ops.get_default_graph().get_operations())
+            marks["grads"] = list(grads)
+            if marks.get("skip_update"):
+                return loss
         optimizer.apply(grads, trainable)
         return loss
 
