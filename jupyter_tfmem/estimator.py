@@ -554,7 +554,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     """
     import tensorflow as tf
 
-    from .engine import grappler
+    from .engine import grappler, grappler_process
     from .engine.step import trace_step
 
     def trace(batch, update_from=None):
@@ -592,15 +592,23 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         return props
 
     b1, b2 = _BATCHES.get()
+    grappler_process.start()  # warm for the next estimate if not for this one
     first = trace(b1)
-    graph = grappler.optimize(first.graph_def, first.fetches)
-    structure = grappler.structure(graph)
+    # the first graph is optimized in the helper process while the second is traced
+    pending = grappler_process.submit(first.graph_def, first.fetches)
+    graph = None if pending else grappler.optimize(first.graph_def, first.fetches)
+    structure = None if graph is None else grappler.structure(graph)
     # TF runs the graph of the batch asked for; sizes need a second batch
     # with the same graph: the next one, or else the one before (a rewrite
     # with a size threshold between them changes the graph on one side only).
     others = (b2, b1 - 1) if b2 == b1 + 1 and b1 > 2 else (b2,)
     for other in others:
         second, graph2 = retrace(other, first)
+        if graph is None:
+            graph = pending() if pending is not None else None
+            if graph is None:
+                graph = grappler.optimize(first.graph_def, first.fetches)
+            structure = grappler.structure(graph)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
         if same_args and structure == grappler.structure(graph2, names):

@@ -1,0 +1,206 @@
+"""Grappler in a helper process, so that one graph is optimized while the next is traced.
+
+An estimate traces its step twice (at its batch size and the next) and runs
+Grappler on each trace.  Grappler's C++ call holds the GIL and tracing is
+Python, so in one process they take turns; on a BERT-base step each of the
+four takes seconds.  A helper process, started with the first estimate and
+reused by the next ones, optimizes the first trace while this process traces
+the second.  Grappler gives the same graph there (same TensorFlow, same
+environment, same configuration; ``tests/test_grappler_process.py``).
+
+The helper is only used once it has imported TensorFlow, and anything that
+goes wrong with it (no second core, a crash, a graph it cannot read) makes
+the caller run Grappler here instead.  ``JUPYTER_TFMEM_GRAPPLER_PROCESS=0``
+turns it off.  It exits with this process (it reads its requests from a pipe
+and stops at end of file).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+ENV_SWITCH = "JUPYTER_TFMEM_GRAPPLER_PROCESS"
+_READY = b"R"
+_REQUEST = struct.Struct("<II")  # fetches' JSON length, GraphDef length
+_REPLY = struct.Struct("<BI")  # 1 ok / 0 error, payload length
+
+_lock = threading.Lock()
+_helper: _Helper | None = None
+_broken = False
+
+
+def enabled() -> bool:
+    return (
+        os.environ.get(ENV_SWITCH, "1") != "0"
+        and not _broken
+        and (os.cpu_count() or 1) >= 2
+        and sys.platform != "win32"  # readiness is polled with select() on a pipe
+    )
+
+
+def start() -> None:
+    """Start the helper if it is not running (it takes a few seconds to import TF)."""
+    global _helper
+    with _lock:
+        if _helper is None and enabled():
+            try:
+                _helper = _Helper()
+            except OSError:
+                _fail()
+
+
+def submit(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
+    """Start optimizing ``graph_def`` in the helper; ``None`` if it is not ready.
+
+    Returns a function that waits for the optimized GraphDef and returns it,
+    or returns ``None`` if the helper failed.
+    """
+    with _lock:
+        helper = _helper
+        if helper is None or not enabled():
+            return None
+        if helper.proc.poll() is not None:  # it exited: not started again
+            _fail()
+            return None
+        if not helper.ready():
+            return None
+        try:
+            helper.send(graph_def, fetches)
+        except (OSError, ValueError):
+            _fail()
+            return None
+
+    def result() -> Any:
+        with _lock:
+            try:
+                return helper.receive()
+            except (OSError, ValueError, EOFError):
+                _fail()
+                return None
+
+    return result
+
+
+def wait_until_ready(timeout: float) -> bool:
+    """Start the helper and wait (up to ``timeout`` seconds) until it can take work."""
+    start()
+    with _lock:
+        return _helper is not None and _helper.ready(timeout)
+
+
+def stop() -> None:
+    global _helper
+    with _lock:
+        if _helper is not None:
+            _helper.close()
+            _helper = None
+
+
+def _fail() -> None:
+    """Stop using the helper for the rest of this process."""
+    global _helper, _broken
+    _broken = True
+    if _helper is not None:
+        _helper.close()
+        _helper = None
+
+
+class _Helper:
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # logging only
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.is_ready = False
+        self.waiting = False  # a reply not read yet
+
+    def ready(self, timeout: float = 0.0) -> bool:
+        if not self.is_ready and self.proc.poll() is None:
+            readable, _, _ = select.select([self.proc.stdout], [], [], timeout)
+            if readable:
+                self.is_ready = self.proc.stdout.read(1) == _READY
+        return self.is_ready and self.proc.poll() is None
+
+    def send(self, graph_def: Any, fetches: list[str]) -> None:
+        if self.waiting:  # an estimate that stopped early left its reply
+            try:
+                self.receive()
+            except ValueError:
+                pass
+        names = json.dumps(list(fetches)).encode()
+        data = graph_def.SerializeToString()
+        self.proc.stdin.write(_REQUEST.pack(len(names), len(data)) + names + data)
+        self.proc.stdin.flush()
+        self.waiting = True
+
+    def receive(self) -> Any:
+        from tensorflow.core.framework import graph_pb2
+
+        head = _read(self.proc.stdout, _REPLY.size)
+        ok, size = _REPLY.unpack(head)
+        payload = _read(self.proc.stdout, size)
+        self.waiting = False
+        if not ok:
+            raise ValueError(payload.decode(errors="replace"))
+        return graph_pb2.GraphDef.FromString(payload)
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+
+
+def _read(stream: Any, n: int) -> bytes:
+    data = stream.read(n)
+    if data is None or len(data) != n:
+        raise EOFError("the Grappler helper process stopped")
+    return data
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    stop()
+
+
+def _serve() -> None:
+    """The helper's loop: read a graph, write Grappler's rewrite of it, until end of file."""
+    from tensorflow.core.framework import graph_pb2
+
+    from jupyter_tfmem.engine import grappler
+
+    requests, replies = sys.stdin.buffer, sys.stdout.buffer
+    replies.write(_READY)
+    replies.flush()
+    while True:
+        head = requests.read(_REQUEST.size)
+        if len(head) != _REQUEST.size:
+            return
+        n_names, n_data = _REQUEST.unpack(head)
+        fetches = json.loads(requests.read(n_names))
+        graph_def = graph_pb2.GraphDef.FromString(requests.read(n_data))
+        try:
+            payload, ok = grappler.optimize(graph_def, fetches).SerializeToString(), 1
+        except Exception as exc:
+            payload, ok = f"{type(exc).__name__}: {exc}".encode(), 0
+        replies.write(_REPLY.pack(ok, len(payload)) + payload)
+        replies.flush()
+
+
+if __name__ == "__main__":
+    _serve()

@@ -1,0 +1,87 @@
+"""Grappler in the helper process: the same graph as here, and never in the way."""
+
+from __future__ import annotations
+
+import pytest
+
+keras = pytest.importorskip("keras")
+
+import jupyter_tfmem as jt  # noqa: E402
+from jupyter_tfmem.engine import grappler, grappler_process  # noqa: E402
+from jupyter_tfmem.engine.step import trace_step  # noqa: E402
+
+
+def small_model() -> keras.Model:
+    keras.backend.clear_session()  # the same names, so the same graph, each time
+    inp = keras.Input((16,))
+    x = keras.layers.Dense(32, activation="gelu", name="hidden")(inp)
+    x = keras.layers.LayerNormalization(name="norm")(x)
+    return keras.Model(inp, keras.layers.Dense(4, name="out")(x))
+
+
+@pytest.fixture
+def helper(monkeypatch):
+    monkeypatch.setenv(grappler_process.ENV_SWITCH, "1")
+    monkeypatch.setattr(grappler_process, "_broken", False)
+    # importing TensorFlow takes the helper a few seconds; this blocks on its pipe
+    assert grappler_process.wait_until_ready(timeout=120)
+    yield
+    grappler_process.stop()
+
+
+def _traced():
+    import tensorflow as tf
+
+    model = small_model()
+    opt = keras.optimizers.Adam()
+    opt.build(model.trainable_variables)
+    return trace_step(
+        model,
+        training=True,
+        x_specs=tf.TensorSpec((8, 16)),
+        y_specs=tf.TensorSpec((8, 4)),
+        loss_fn=keras.losses.MeanSquaredError(),
+        optimizer=opt,
+    )
+
+
+def test_the_helper_writes_the_graph_grappler_writes_here(helper):
+    traced = _traced()
+    result = grappler_process.submit(traced.graph_def, traced.fetches)
+    assert result is not None
+    there = result()
+    here = grappler.optimize(traced.graph_def, traced.fetches)
+    assert there.SerializeToString(deterministic=True) == here.SerializeToString(deterministic=True)
+
+
+def test_an_estimate_optimizes_its_first_graph_in_the_helper(helper, monkeypatch):
+    sent = []
+    send = grappler_process._Helper.send
+    monkeypatch.setattr(
+        grappler_process._Helper, "send", lambda self, *a: (sent.append(a), send(self, *a))
+    )
+    there = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
+    assert len(sent) == 1
+    monkeypatch.setenv(grappler_process.ENV_SWITCH, "0")
+    here = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
+    assert there.to_dict() == here.to_dict()
+    assert len(sent) == 1
+
+
+def test_a_helper_that_died_leaves_grappler_to_this_process(helper):
+    grappler_process._helper.proc.kill()
+    grappler_process._helper.proc.wait()
+    fp = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
+    assert fp.peak_bytes > 0
+    assert not grappler_process.enabled()  # not tried again in this process
+
+
+def test_a_graph_the_helper_cannot_optimize_is_reported_not_returned(helper):
+    traced = _traced()
+    broken = type(traced.graph_def).FromString(traced.graph_def.SerializeToString())
+    broken.node[-1].input.append("no_such_node")
+    result = grappler_process.submit(broken, traced.fetches)
+    assert result is not None and result() is None
+    # the estimate then runs Grappler itself, which raises as it did before
+    with pytest.raises(Exception, match="no_such_node"):
+        grappler.optimize(broken, traced.fetches)
