@@ -81,6 +81,11 @@ def main() -> int:
     model = keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3), classes=1000)
     model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
     tfmem.estimate(keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]), 2)  # warm TF up
+    # The Grappler helper has imported TF by now in a session (%load_ext and the
+    # CLI start it); the BERT-base row is repeated below with it off.
+    from jupyter_tfmem.engine import grappler_process
+
+    grappler_process.wait_until_ready(timeout=120)
 
     t = time.perf_counter()
     fp = tfmem.estimate(model, args.batch)
@@ -124,6 +129,14 @@ def main() -> int:
         f"estimate BERT-base ({bert_params / 1e6:.1f}M parameters) batch 8: {bert_s:.2f} s, "
         f"peak {fp_bert.peak_bytes / 2**20:.0f} MiB"
     )
+    # the same estimate with Grappler kept in this process (docs/engine.md, "Speed")
+    os.environ[grappler_process.ENV_SWITCH] = "0"
+    t = time.perf_counter()
+    fp_alone = tfmem.estimate(bert, 8)
+    alone_s = time.perf_counter() - t
+    del os.environ[grappler_process.ENV_SWITCH]
+    assert fp_alone.peak_bytes == fp_bert.peak_bytes
+    print(f"estimate BERT-base without the Grappler helper process: {alone_s:.2f} s")
 
     rows = [
         (f"estimate ResNet50 224x224, batch {args.batch} (s)", f"{est_s:.2f}"),
@@ -143,6 +156,7 @@ def main() -> int:
             "AdamW), batch 8 (s)",
             f"{bert_s:.2f}",
         ),
+        ("the same, Grappler kept in this process (s)", f"{alone_s:.2f}"),
     ]
     lines = [
         "# Speed",
@@ -150,7 +164,10 @@ def main() -> int:
         "Written by `python benchmarks/speed.py` on "
         f"{datetime.date.today().isoformat()}, {platform.machine()}, "
         f"{os.cpu_count()} cores, TensorFlow {tf.__version__}, Keras {keras.__version__}. "
-        "Timings on a shared machine are noisy; compare the ratio within one run.",
+        "Timings on a shared machine are noisy; compare the ratio within one run. "
+        "Estimates run with the Grappler helper process started and ready, as after "
+        "`%load_ext jupyter_tfmem` or in the `tfmem` command; the last row is the "
+        "BERT-base estimate again with it turned off.",
         "",
         "| what | value |",
         "|---|---|",
