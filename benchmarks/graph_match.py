@@ -84,22 +84,22 @@ def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tupl
     from jupyter_tfmem.zoo import get_case
 
     graphs = []
-    optimize = grappler.optimize
+    second_pass = grappler.second_pass
 
-    def keep(graph_def, fetches):
-        graphs.append(optimize(graph_def, fetches))
+    def keep(first, fetches):
+        graphs.append(second_pass(first, fetches))
         return graphs[-1]
 
     case = get_case(case_name)
     structure = grappler.structure
-    grappler.optimize = keep
+    grappler.second_pass = keep
     os.environ[grappler_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
     if open_batch:  # no two graphs compare equal: the estimate falls back
         grappler.structure = lambda *graph: object()
     try:
         fp = case.estimate()
     finally:
-        grappler.optimize, grappler.structure = optimize, structure
+        grappler.second_pass, grappler.structure = second_pass, structure
     # With an open-batch fallback the third graph is the one replayed.
     return graphs[-1], fp.notes
 

@@ -569,15 +569,26 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         )
 
     def retrace(batch, first):
-        """The step traced at ``batch`` with Grappler's rewrite, reusing ``first``'s update."""
+        """The step traced at ``batch`` and Grappler's first pass over it.
+
+        The graphs of the two batch sizes are compared after the first pass,
+        and a node's shapes are the same after either pass (a pass keeps a
+        node's name only where it keeps its value), so this graph's second
+        pass is run only if it makes nodes of its own.
+        """
         spliced = trace(batch, first) if first.update_nodes else None
         if spliced is not None:
             try:
-                return spliced, grappler.optimize(spliced.graph_def, spliced.fetches)
+                return spliced, grappler.first_pass(spliced.graph_def, spliced.fetches)
             except (tf.errors.OpError, ValueError):
                 pass  # traced in full below
         traced = trace(batch)
-        return traced, grappler.optimize(traced.graph_def, traced.fetches)
+        return traced, grappler.first_pass(traced.graph_def, traced.fetches)
+
+    def both(traced):
+        """Grappler's graphs after its first pass and after both (the one TF runs)."""
+        first_pass = grappler.first_pass(traced.graph_def, traced.fetches)
+        return grappler.restored(first_pass), grappler.second_pass(first_pass, traced.fetches)
 
     def infer(traced, optimized, batch):
         plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
@@ -596,25 +607,32 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     first = trace(b1)
     # the first graph is optimized in the helper process while the second is traced
     pending = grappler_process.submit(first.graph_def, first.fetches)
-    graph = None if pending else grappler.optimize(first.graph_def, first.fetches)
-    structure = None if graph is None else grappler.structure(graph)
+    checked, graph = (None, None) if pending else both(first)
     # TF runs the graph of the batch asked for; sizes need a second batch
     # with the same graph: the next one, or else the one before (a rewrite
     # with a size threshold between them changes the graph on one side only).
     others = (b2, b1 - 1) if b2 == b1 + 1 and b1 > 2 else (b2,)
+    structure = None
     for other in others:
-        second, graph2 = retrace(other, first)
+        second, first_pass2 = retrace(other, first)
+        checked2 = grappler.restored(first_pass2)
         if graph is None:
-            graph = pending() if pending is not None else None
-            if graph is None:
-                graph = grappler.optimize(first.graph_def, first.fetches)
-            structure = grappler.structure(graph)
+            answer = pending() if pending is not None else None
+            checked, graph = answer if answer is not None else both(first)
+        if structure is None:
+            structure = grappler.structure(checked)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
-        if same_args and structure == grappler.structure(graph2, names):
+        if same_args and structure == grappler.structure(checked2, names):
             if other != b2:
                 _BATCHES.set((b1, other))  # for the rest of this estimate
-            return first, graph, infer(first, graph, b1), infer(second, graph2, other)
+            if not {n.name for n in graph.node} <= {
+                names.get(n.name, n.name) for n in checked2.node
+            }:
+                # the second pass made nodes of its own (the arithmetic
+                # optimizer's op compositions): their sizes at this batch too
+                checked2 = grappler.second_pass(first_pass2, second.fetches)
+            return first, graph, infer(first, graph, b1), infer(second, checked2, other)
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
         "the graph traced with an open batch dimension."

@@ -182,3 +182,80 @@ def test_shapes_are_those_tfs_public_import_gives_with_defaults_filled_in():
         bad = type(gd).FromString(gd.SerializeToString())
         bad.node[-1].input[0] = "missing"
         grappler.infer_shapes(bad, fetches)
+
+
+def _traced_step(model, x_shape, y_shape, x_dtype="float32"):
+    import keras
+
+    from jupyter_tfmem.engine.step import trace_step
+
+    opt = keras.optimizers.Adam()
+    opt.build(model.trainable_variables)
+    return trace_step(
+        model,
+        training=True,
+        x_specs=tf.TensorSpec(x_shape, x_dtype),
+        y_specs=tf.TensorSpec(y_shape),
+        loss_fn=keras.losses.MeanSquaredError(),
+        optimizer=opt,
+    )
+
+
+def _attention_block():
+    import keras
+
+    inp = keras.Input((6,), dtype="int32")
+    x = keras.layers.Embedding(40, 16)(inp)
+    x = keras.layers.LayerNormalization()(x + keras.layers.MultiHeadAttention(2, 8)(x, x))
+    x = keras.layers.Dense(32, activation="gelu")(x)
+    return keras.Model(inp, keras.layers.Dense(3)(keras.layers.GlobalAveragePooling1D()(x)))
+
+
+def _bidirectional_lstm():
+    import keras
+
+    inp = keras.Input((7, 4))
+    x = keras.layers.Bidirectional(keras.layers.LSTM(8))(inp)
+    return keras.Model(inp, keras.layers.Dense(3)(x))
+
+
+def _without_hints(graph_def) -> bytes:
+    out = type(graph_def).FromString(graph_def.SerializeToString())
+    for node in out.node:
+        for key in grappler.HINTS:
+            if key in node.attr:
+                del node.attr[key]
+    return out.SerializeToString(deterministic=True)
+
+
+def test_two_calls_of_one_pass_are_one_call_of_two_passes():
+    # optimize() runs Grappler's pipeline as two calls of one pass (so that the
+    # first pass can be compared across batch sizes); TF's runtime makes one
+    # call of two.  The second call must see the first's output as it is.
+    # Only hints the replay does not read may differ (grappler.HINTS).
+    import copy
+
+    from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+
+    for traced in (
+        _traced_step(_attention_block(), (4, 6), (4, 3), "int32"),
+        _traced_step(_bidirectional_lstm(), (4, 7, 4), (4, 3)),
+    ):
+        gd = copy.deepcopy(traced.graph_def)
+        for node in gd.node:
+            node.device = node.device or grappler.CPU_DEVICE
+        originals = grappler._with_known_shapes(gd)
+        config = config_pb2.ConfigProto()
+        config.graph_options.rewrite_options.meta_optimizer_iterations = (
+            rewriter_config_pb2.RewriterConfig.TWO
+        )
+        config.graph_options.rewrite_options.min_graph_nodes = -1
+        metagraph = grappler._metagraph(gd, traced.fetches)
+        one_call = grappler._restored(
+            tf_optimizer.OptimizeGraph(config, metagraph, verbose=False), originals
+        )
+        two_calls = grappler.optimize(traced.graph_def, traced.fetches)
+        assert _without_hints(one_call) == _without_hints(two_calls)
+        once = grappler.restored(grappler.first_pass(traced.graph_def, traced.fetches))
+        assert once.SerializeToString() != two_calls.SerializeToString()  # a pass did something

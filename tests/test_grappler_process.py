@@ -45,13 +45,19 @@ def _traced():
     )
 
 
-def test_the_helper_writes_the_graph_grappler_writes_here(helper):
+def _bytes(graph_def) -> bytes:
+    return graph_def.SerializeToString(deterministic=True)
+
+
+def test_the_helper_writes_the_graphs_grappler_writes_here(helper):
     traced = _traced()
     result = grappler_process.submit(traced.graph_def, traced.fetches)
     assert result is not None
-    there = result()
-    here = grappler.optimize(traced.graph_def, traced.fetches)
-    assert there.SerializeToString(deterministic=True) == here.SerializeToString(deterministic=True)
+    once_there, twice_there = result()
+    first = grappler.first_pass(traced.graph_def, traced.fetches)
+    assert _bytes(once_there) == _bytes(grappler.restored(first))
+    assert _bytes(twice_there) == _bytes(grappler.second_pass(first, traced.fetches))
+    assert _bytes(twice_there) == _bytes(grappler.optimize(traced.graph_def, traced.fetches))
 
 
 def test_an_estimate_optimizes_its_first_graph_in_the_helper(helper, monkeypatch):

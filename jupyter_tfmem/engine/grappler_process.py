@@ -31,7 +31,7 @@ from typing import Any
 ENV_SWITCH = "JUPYTER_TFMEM_GRAPPLER_PROCESS"
 _READY = b"R"
 _REQUEST = struct.Struct("<II")  # fetches' JSON length, GraphDef length
-_REPLY = struct.Struct("<BI")  # 1 ok / 0 error, payload length
+_REPLY = struct.Struct("<BII")  # 1 ok / 0 error, the two payloads' lengths
 
 _lock = threading.Lock()
 _helper: _Helper | None = None
@@ -61,8 +61,9 @@ def start() -> None:
 def submit(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
     """Start optimizing ``graph_def`` in the helper; ``None`` if it is not ready.
 
-    Returns a function that waits for the optimized GraphDef and returns it,
-    or returns ``None`` if the helper failed.
+    Returns a function that waits for the helper's answer and returns Grappler's
+    graphs after its first pass and after its second (``grappler.restored`` and
+    ``grappler.second_pass``), or ``None`` if the helper failed.
     """
     with _lock:
         helper = _helper
@@ -151,12 +152,12 @@ class _Helper:
         from tensorflow.core.framework import graph_pb2
 
         head = _read(self.proc.stdout, _REPLY.size)
-        ok, size = _REPLY.unpack(head)
-        payload = _read(self.proc.stdout, size)
+        ok, size1, size2 = _REPLY.unpack(head)
+        first, second = _read(self.proc.stdout, size1), _read(self.proc.stdout, size2)
         self.waiting = False
         if not ok:
-            raise ValueError(payload.decode(errors="replace"))
-        return graph_pb2.GraphDef.FromString(payload)
+            raise ValueError(first.decode(errors="replace"))
+        return graph_pb2.GraphDef.FromString(first), graph_pb2.GraphDef.FromString(second)
 
     def close(self) -> None:
         try:
@@ -179,7 +180,7 @@ def _stop_at_exit() -> None:
 
 
 def _serve() -> None:
-    """The helper's loop: read a graph, write Grappler's rewrite of it, until end of file."""
+    """The helper's loop: read a graph, write Grappler's two passes over it, until end of file."""
     from tensorflow.core.framework import graph_pb2
 
     from jupyter_tfmem.engine import grappler
@@ -195,11 +196,27 @@ def _serve() -> None:
         fetches = json.loads(requests.read(n_names))
         graph_def = graph_pb2.GraphDef.FromString(requests.read(n_data))
         try:
-            payload, ok = grappler.optimize(graph_def, fetches).SerializeToString(), 1
+            once = grappler.first_pass(graph_def, fetches)
+            payloads = [
+                grappler.restored(once).SerializeToString(),
+                grappler.second_pass(once, fetches).SerializeToString(),
+            ]
+            ok = 1
         except Exception as exc:
-            payload, ok = f"{type(exc).__name__}: {exc}".encode(), 0
-        replies.write(_REPLY.pack(ok, len(payload)) + payload)
+            payloads, ok = [f"{type(exc).__name__}: {exc}".encode(), b""], 0
+        replies.write(_REPLY.pack(ok, *map(len, payloads)) + b"".join(payloads))
         replies.flush()
+        _trim()
+
+
+def _trim() -> None:
+    """Give the memory of the graphs just optimized back to the system (glibc only)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":
