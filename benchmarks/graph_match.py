@@ -80,7 +80,7 @@ def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tupl
     ``open_batch`` makes the estimate take its fallback, one trace with an
     open batch dimension, for comparison.
     """
-    from jupyter_tfmem.engine import grappler, grappler_process
+    from jupyter_tfmem.engine import grappler, helper_process
     from jupyter_tfmem.zoo import get_case
 
     graphs = []
@@ -93,7 +93,7 @@ def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tupl
     case = get_case(case_name)
     structure = grappler.structure
     grappler.second_pass = keep
-    os.environ[grappler_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
+    os.environ[helper_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
     if open_batch:  # no two graphs compare equal: the estimate falls back
         grappler.structure = lambda *graph: object()
     try:

@@ -41,9 +41,9 @@ def rss() -> int:
 
 def helper_peak_mib() -> float:
     """The Grappler helper's peak resident memory (VmHWM), 0 if none ran."""
-    from jupyter_tfmem.engine import grappler_process
+    from jupyter_tfmem.engine import helper_process
 
-    helper = grappler_process._helper
+    helper = helper_process._helper
     if helper is None:
         return 0.0
     with open(f"/proc/{helper.proc.pid}/status") as f:
@@ -201,7 +201,7 @@ def main() -> int:
         "Each compiled step is cached per model, so estimating the same model again "
         "compiles nothing.",
         "",
-        "Besides this process, the Grappler helper process (`engine/grappler_process.py`, "
+        "Besides this process, the Grappler helper process (`engine/helper_process.py`, "
         "docs/engine.md) optimized the traced graphs: it holds TensorFlow and one graph at "
         "a time, never weights.  Its resident memory peaked at "
         f"{helper_mib:.0f} MiB over all the estimates of this run.",

@@ -114,7 +114,7 @@ def runtime_graph(case: str):
 
 def estimate_graphs(case: str) -> dict[str, object]:
     """The Grappler output the estimate replays (its first trace), by column label."""
-    from jupyter_tfmem.engine import grappler, grappler_process
+    from jupyter_tfmem.engine import grappler, helper_process
     from jupyter_tfmem.zoo import get_case
 
     second_pass, seen = grappler.second_pass, []
@@ -124,7 +124,7 @@ def estimate_graphs(case: str) -> dict[str, object]:
         return seen[-1]
 
     grappler.second_pass = keep
-    os.environ[grappler_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
+    os.environ[helper_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
     try:
         get_case(case).estimate(device="CPU")
     finally:

@@ -83,9 +83,9 @@ def main() -> int:
     tfmem.estimate(keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]), 2)  # warm TF up
     # The Grappler helper has imported TF by now in a session (%load_ext and the
     # CLI start it); the BERT-base row is repeated below with it off.
-    from jupyter_tfmem.engine import grappler_process
+    from jupyter_tfmem.engine import helper_process
 
-    grappler_process.wait_until_ready(timeout=120)
+    helper_process.wait_until_ready(timeout=120)
 
     t = time.perf_counter()
     fp = tfmem.estimate(model, args.batch)
@@ -130,11 +130,11 @@ def main() -> int:
         f"peak {fp_bert.peak_bytes / 2**20:.0f} MiB"
     )
     # the same estimate with Grappler kept in this process (docs/engine.md, "Speed")
-    os.environ[grappler_process.ENV_SWITCH] = "0"
+    os.environ[helper_process.ENV_SWITCH] = "0"
     t = time.perf_counter()
     fp_alone = tfmem.estimate(bert, 8)
     alone_s = time.perf_counter() - t
-    del os.environ[grappler_process.ENV_SWITCH]
+    del os.environ[helper_process.ENV_SWITCH]
     assert fp_alone.peak_bytes == fp_bert.peak_bytes
     print(f"estimate BERT-base without the Grappler helper process: {alone_s:.2f} s")
 

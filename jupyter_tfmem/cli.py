@@ -349,9 +349,9 @@ def _run(args: argparse.Namespace, gpu: tuple[str, int] | None) -> str:
     _check_cheap(args)
     with _quiet(args.verbose):
         _check_loss(args.loss)
-        from .engine import grappler_process
+        from .engine import helper_process
 
-        grappler_process.start()  # it imports TF while the model loads
+        helper_process.start()  # it imports TF while the model loads
         source = _load(args, training)
         if args.gpu is not None and gpu is None:
             gpu = _parse_gpu(args.gpu)  # "local": TF is imported now

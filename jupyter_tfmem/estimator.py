@@ -554,7 +554,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     """
     import tensorflow as tf
 
-    from .engine import grappler, grappler_process
+    from .engine import grappler, helper_process
     from .engine.step import trace_step
 
     def trace(batch, update_from=None):
@@ -603,10 +603,10 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         return props
 
     b1, b2 = _BATCHES.get()
-    grappler_process.start()  # warm for the next estimate if not for this one
+    helper_process.start()  # warm for the next estimate if not for this one
     first = trace(b1)
     # the first graph is optimized in the helper process while the second is traced
-    pending = grappler_process.submit(first.graph_def, first.fetches)
+    pending = helper_process.optimize(first.graph_def, first.fetches)
     checked, graph = (None, None) if pending else both(first)
     # TF runs the graph of the batch asked for; sizes need a second batch
     # with the same graph: the next one, or else the one before (a rewrite
@@ -645,6 +645,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
 def _estimate_traced(
     model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, threads=0
 ):
+    from .engine import helper_process
     from .engine.schedule import Buffer
 
     if training:
@@ -730,10 +731,15 @@ def _estimate_traced(
         ]
         executor = f"tf-executor (CPU, {threads} inter-op threads)"
     idle_bytes = sum(buf.a for buf in idle)
-    parts = [
-        _peak_parts(nodes, o, batch_size, preset, creation, keep, idle, idle_bytes, layers)
-        for o in schedules
-    ]
+    names = [_LayerName(layer.name) for layer in layers]
+    args = (batch_size, preset, creation, keep, idle, idle_bytes, names)
+    # the helper process replays the second half of the schedules meanwhile
+    half = len(schedules) // 2
+    there = helper_process.call(_peak_parts_of, nodes, schedules[half:], *args) if half else None
+    parts = _peak_parts_of(nodes, schedules[:half] if there else schedules, *args)
+    if there is not None:
+        rest = there()
+        parts += rest if rest is not None else _peak_parts_of(nodes, schedules[half:], *args)
     lines, slack = _mean_parts(parts)
     if len(parts) > 1:
         executor += "; mean of two ways of sharing the cores"
@@ -767,6 +773,14 @@ def _estimate_traced(
         notes=tuple(notes),
         executor=executor,
     )
+
+
+#: What the replay needs of a layer (and the helper process can be sent).
+_LayerName = collections.namedtuple("_LayerName", "name")
+
+
+def _peak_parts_of(nodes, schedules, *args) -> list:
+    return [_peak_parts(nodes, orders, *args) for orders in schedules]
 
 
 def _peak_parts(nodes, orders, batch_size, preset, creation, keep, idle, idle_bytes, layers):
@@ -2400,16 +2414,17 @@ def _lookup_layer(name: str, op_layer: dict[str, int]) -> int:
 
 
 def _categorizer(name: str, opt_scope: str | None):
+    """The category function of an op's outputs (a partial, so nodes can be pickled)."""
     backward = "gradient_tape/" in name or name.startswith("gradients/")
     in_opt = bool(opt_scope) and (
         name.lower().startswith(opt_scope + "/") or name.lower().startswith("loss_scale_optimizer/")
     )
+    return functools.partial(_category, in_opt, backward)
 
-    def category(_idx: int, b: float) -> str:
-        if in_opt:
-            return "temporaries"
-        if backward:
-            return "temporaries" if b > 0 else "gradients"
-        return "activations" if b > 0 else "temporaries"
 
-    return category
+def _category(in_opt: bool, backward: bool, _idx: int, b: float) -> str:
+    if in_opt:
+        return "temporaries"
+    if backward:
+        return "temporaries" if b > 0 else "gradients"
+    return "activations" if b > 0 else "temporaries"

@@ -348,7 +348,7 @@ class TfmemMagics(Magics):
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%tfmem`` and ``%%tfmem`` (``%load_ext jupyter_tfmem``)."""
-    from .engine import grappler_process
+    from .engine import helper_process
 
     ipython.register_magics(TfmemMagics)
-    grappler_process.start()  # ready by the first %tfmem (engine/grappler_process.py)
+    helper_process.start()  # ready by the first %tfmem (engine/helper_process.py)

@@ -7,7 +7,7 @@ import pytest
 keras = pytest.importorskip("keras")
 
 import jupyter_tfmem as jt  # noqa: E402
-from jupyter_tfmem.engine import grappler, grappler_process  # noqa: E402
+from jupyter_tfmem.engine import grappler, helper_process  # noqa: E402
 
 FALLBACK = "estimated on the graph traced with an open batch dimension"
 
@@ -23,7 +23,7 @@ def normed_mlp() -> keras.Model:
 @pytest.fixture
 def optimized_graphs(monkeypatch):
     # every graph is optimized here, in order, for the spy to see
-    monkeypatch.setenv(grappler_process.ENV_SWITCH, "0")
+    monkeypatch.setenv(helper_process.ENV_SWITCH, "0")
     graphs = []
     first_pass = grappler.first_pass
 
@@ -86,7 +86,7 @@ def test_a_graph_that_changes_above_the_batch_is_paired_with_the_batch_below(mon
 
     model = normed_mlp()
     plain = jt.estimate(model, 16, optimizer="sgd", loss="mse")
-    monkeypatch.setenv(grappler_process.ENV_SWITCH, "0")
+    monkeypatch.setenv(helper_process.ENV_SWITCH, "0")
     monkeypatch.setattr(grappler, "first_pass", rewritten_above_16)
     paired = jt.estimate(model, 16, optimizer="sgd", loss="mse")
     assert traced_at == [16, 17, 15]
@@ -247,7 +247,7 @@ def test_the_second_batch_gets_grapplers_second_pass_only_where_it_makes_nodes(m
     # second pass is needed only for nodes that pass makes (Adafactor's
     # scalar divisions become _UnaryOpsComposition nodes there), whose sizes
     # would otherwise be unknown.
-    monkeypatch.setenv(grappler_process.ENV_SWITCH, "0")
+    monkeypatch.setenv(helper_process.ENV_SWITCH, "0")
     calls = []
     second_pass = grappler.second_pass
 

@@ -56,16 +56,21 @@ class BFCModel:
         self.peak_slack: dict[str, int] = {}
 
     # -- free lists ----------------------------------------------------------
+    # (the hot paths inline ``_bin``: the replay makes some 10^5 calls per
+    # estimate of a large model, at every batch size of the slack ladder)
     def _insert_free(self, addr: int) -> None:
         size = self.chunks[addr][0]
-        bisect.insort(self.bins[_bin(size)], (size, addr))
+        b = (size >> 8).bit_length() - 1
+        bisect.insort(self.bins[b if b < NUM_BINS else NUM_BINS - 1], (size, addr))
 
     def _remove_free(self, addr: int) -> None:
         size = self.chunks[addr][0]
-        b = self.bins[_bin(size)]
-        i = bisect.bisect_left(b, (size, addr))
-        if i < len(b) and b[i] == (size, addr):
-            b.pop(i)
+        b = (size >> 8).bit_length() - 1
+        lst = self.bins[b if b < NUM_BINS else NUM_BINS - 1]
+        key = (size, addr)
+        i = bisect.bisect_left(lst, key)
+        if i < len(lst) and lst[i] == key:
+            del lst[i]
 
     def _extend(self, need: int) -> None:
         grew = False
@@ -84,18 +89,21 @@ class BFCModel:
             self.region_bytes *= 2
 
     def _find(self, need: int) -> int | None:
-        for b in range(_bin(need), NUM_BINS):
-            lst = self.bins[b]
-            i = bisect.bisect_left(lst, (need, -1))
-            if i < len(lst):
-                return lst[i][1]
+        key = (need, -1)
+        for lst in self.bins[_bin(need) :]:
+            if lst and lst[-1] >= key:
+                return lst[bisect.bisect_left(lst, key)][1]
         return None
 
     # -- public ----------------------------------------------------------------
     def alloc(self, key: object, nbytes: int, category: str = "temporaries") -> None:
         if key in self.owner:  # e.g. a constant, allocated once per function
             return
-        need = rounded(nbytes)
+        need = (
+            (nbytes + MIN_ALLOCATION - 1) // MIN_ALLOCATION * MIN_ALLOCATION
+            if nbytes > 0
+            else MIN_ALLOCATION
+        )
         addr = self._find(need)
         if addr is None:
             self._extend(need)

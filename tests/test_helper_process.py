@@ -1,4 +1,4 @@
-"""Grappler in the helper process: the same graph as here, and never in the way."""
+"""The helper process: the same graphs and replays as here, and never in the way."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 keras = pytest.importorskip("keras")
 
 import jupyter_tfmem as jt  # noqa: E402
-from jupyter_tfmem.engine import grappler, grappler_process  # noqa: E402
+from jupyter_tfmem.engine import grappler, helper_process  # noqa: E402
 from jupyter_tfmem.engine.step import trace_step  # noqa: E402
 
 
@@ -21,12 +21,12 @@ def small_model() -> keras.Model:
 
 @pytest.fixture
 def helper(monkeypatch):
-    monkeypatch.setenv(grappler_process.ENV_SWITCH, "1")
-    monkeypatch.setattr(grappler_process, "_broken", False)
+    monkeypatch.setenv(helper_process.ENV_SWITCH, "1")
+    monkeypatch.setattr(helper_process, "_broken", False)
     # importing TensorFlow takes the helper a few seconds; this blocks on its pipe
-    assert grappler_process.wait_until_ready(timeout=120)
+    assert helper_process.wait_until_ready(timeout=120)
     yield
-    grappler_process.stop()
+    helper_process.stop()
 
 
 def _traced():
@@ -51,7 +51,7 @@ def _bytes(graph_def) -> bytes:
 
 def test_the_helper_writes_the_graphs_grappler_writes_here(helper):
     traced = _traced()
-    result = grappler_process.submit(traced.graph_def, traced.fetches)
+    result = helper_process.optimize(traced.graph_def, traced.fetches)
     assert result is not None
     once_there, twice_there = result()
     first = grappler.first_pass(traced.graph_def, traced.fetches)
@@ -60,33 +60,43 @@ def test_the_helper_writes_the_graphs_grappler_writes_here(helper):
     assert _bytes(twice_there) == _bytes(grappler.optimize(traced.graph_def, traced.fetches))
 
 
-def test_an_estimate_optimizes_its_first_graph_in_the_helper(helper, monkeypatch):
+def test_an_estimate_shares_grappler_and_the_replays_with_the_helper(helper, monkeypatch):
     sent = []
-    send = grappler_process._Helper.send
+    send = helper_process._Helper.send
     monkeypatch.setattr(
-        grappler_process._Helper, "send", lambda self, *a: (sent.append(a), send(self, *a))
+        helper_process._Helper,
+        "send",
+        lambda self, kind, *a: (sent.append(kind), send(self, kind, *a)),
     )
-    there = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
-    assert len(sent) == 1
-    monkeypatch.setenv(grappler_process.ENV_SWITCH, "0")
-    here = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
+    there = jt.estimate(small_model(), 8, optimizer="adam", loss="mse", device="CPU")
+    # the first graph's Grappler passes, then half of the executor schedules
+    assert sent == [helper_process._GRAPPLER, helper_process._CALL]
+    monkeypatch.setenv(helper_process.ENV_SWITCH, "0")
+    here = jt.estimate(small_model(), 8, optimizer="adam", loss="mse", device="CPU")
     assert there.to_dict() == here.to_dict()
-    assert len(sent) == 1
+    assert len(sent) == 2
+
+
+def test_a_call_runs_the_function_there(helper):
+    import math
+
+    result = helper_process.call(math.comb, 10, 3)
+    assert result is not None and result() == 120
 
 
 def test_a_helper_that_died_leaves_grappler_to_this_process(helper):
-    grappler_process._helper.proc.kill()
-    grappler_process._helper.proc.wait()
+    helper_process._helper.proc.kill()
+    helper_process._helper.proc.wait()
     fp = jt.estimate(small_model(), 8, optimizer="adam", loss="mse")
     assert fp.peak_bytes > 0
-    assert not grappler_process.enabled()  # not tried again in this process
+    assert not helper_process.enabled()  # not tried again in this process
 
 
 def test_a_graph_the_helper_cannot_optimize_is_reported_not_returned(helper):
     traced = _traced()
     broken = type(traced.graph_def).FromString(traced.graph_def.SerializeToString())
     broken.node[-1].input.append("no_such_node")
-    result = grappler_process.submit(broken, traced.fetches)
+    result = helper_process.optimize(broken, traced.fetches)
     assert result is not None and result() is None
     # the estimate then runs Grappler itself, which raises as it did before
     with pytest.raises(Exception, match="no_such_node"):

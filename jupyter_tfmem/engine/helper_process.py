@@ -1,16 +1,18 @@
-"""Grappler in a helper process, so that one graph is optimized while the next is traced.
+"""A helper process, so that an estimate uses the machine's second core.
 
-An estimate traces its step twice (at its batch size and the next) and runs
-Grappler on each trace.  Grappler's C++ call holds the GIL and tracing is
-Python, so in one process they take turns; on a BERT-base step each of the
-four takes seconds.  A helper process, started with the first estimate and
-reused by the next ones, optimizes the first trace while this process traces
-the second.  Grappler gives the same graph there (same TensorFlow, same
-environment, same configuration; ``tests/test_grappler_process.py``).
+An estimate traces its step twice (at its batch size and the next), runs
+Grappler on each trace and replays the step in a few executor schedules.
+Grappler's C++ call holds the GIL and the rest is Python, so in one process
+they take turns; on a BERT-base step each takes seconds.  A helper process,
+started with ``%load_ext jupyter_tfmem``, the ``tfmem`` command or the first
+estimate, and reused by the next ones, runs Grappler on the first trace while
+this process traces the second, and replays some of the schedules while this
+process replays the others.  It computes what this process would (same
+TensorFlow, same environment; ``tests/test_helper_process.py``).
 
 The helper is only used once it has imported TensorFlow, and anything that
-goes wrong with it (no second core, a crash, a graph it cannot read) makes
-the caller run Grappler here instead.  ``JUPYTER_TFMEM_GRAPPLER_PROCESS=0``
+goes wrong with it (no second core, a crash, something it cannot read) makes
+the caller do the work itself, from then on.  ``JUPYTER_TFMEM_HELPER_PROCESS=0``
 turns it off.  It exits with this process (it reads its requests from a pipe
 and stops at end of file).
 """
@@ -18,8 +20,10 @@ and stops at end of file).
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import os
+import pickle
 import select
 import struct
 import subprocess
@@ -28,9 +32,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-ENV_SWITCH = "JUPYTER_TFMEM_GRAPPLER_PROCESS"
+ENV_SWITCH = "JUPYTER_TFMEM_HELPER_PROCESS"
 _READY = b"R"
-_REQUEST = struct.Struct("<II")  # fetches' JSON length, GraphDef length
+_GRAPPLER, _CALL = b"G", b"C"
+_REQUEST = struct.Struct("<cII")  # kind, the two payloads' lengths
 _REPLY = struct.Struct("<BII")  # 1 ok / 0 error, the two payloads' lengths
 
 _lock = threading.Lock()
@@ -58,13 +63,40 @@ def start() -> None:
                 _fail()
 
 
-def submit(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
-    """Start optimizing ``graph_def`` in the helper; ``None`` if it is not ready.
+def optimize(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
+    """Start Grappler on ``graph_def`` in the helper; ``None`` if it is not ready.
 
     Returns a function that waits for the helper's answer and returns Grappler's
     graphs after its first pass and after its second (``grappler.restored`` and
     ``grappler.second_pass``), or ``None`` if the helper failed.
     """
+    names = json.dumps(list(fetches)).encode()
+    return _submit(_GRAPPLER, names, graph_def.SerializeToString(), _graphs)
+
+
+def call(function: Callable, *args: Any) -> Callable[[], Any] | None:
+    """Start ``function(*args)`` in the helper; ``None`` if it is not ready.
+
+    ``function`` must be importable by its module and name, and the
+    arguments picklable.  Returns a function that waits for the result, or
+    returns ``None`` if the helper failed (the caller then calls it itself).
+    """
+    payload = pickle.dumps(
+        (function.__module__, function.__qualname__, args), protocol=pickle.HIGHEST_PROTOCOL
+    )
+    # both ends of the pipe are this package: nothing untrusted is unpickled
+    return _submit(_CALL, payload, b"", lambda result, _: pickle.loads(result))  # noqa: S301
+
+
+def _graphs(first: bytes, second: bytes) -> tuple[Any, Any]:
+    from tensorflow.core.framework import graph_pb2
+
+    return graph_pb2.GraphDef.FromString(first), graph_pb2.GraphDef.FromString(second)
+
+
+def _submit(
+    kind: bytes, first: bytes, second: bytes, decode: Callable[[bytes, bytes], Any]
+) -> Callable[[], Any] | None:
     with _lock:
         helper = _helper
         if helper is None or not enabled():
@@ -75,7 +107,7 @@ def submit(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
         if not helper.ready():
             return None
         try:
-            helper.send(graph_def, fetches)
+            helper.send(kind, first, second)
         except (OSError, ValueError):
             _fail()
             return None
@@ -83,8 +115,8 @@ def submit(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
     def result() -> Any:
         with _lock:
             try:
-                return helper.receive()
-            except (OSError, ValueError, EOFError):
+                return decode(*helper.receive())
+            except (OSError, ValueError, EOFError, pickle.UnpicklingError):
                 _fail()
                 return None
 
@@ -136,28 +168,24 @@ class _Helper:
                 self.is_ready = self.proc.stdout.read(1) == _READY
         return self.is_ready and self.proc.poll() is None
 
-    def send(self, graph_def: Any, fetches: list[str]) -> None:
+    def send(self, kind: bytes, first: bytes, second: bytes) -> None:
         if self.waiting:  # an estimate that stopped early left its reply
             try:
                 self.receive()
             except ValueError:
                 pass
-        names = json.dumps(list(fetches)).encode()
-        data = graph_def.SerializeToString()
-        self.proc.stdin.write(_REQUEST.pack(len(names), len(data)) + names + data)
+        self.proc.stdin.write(_REQUEST.pack(kind, len(first), len(second)) + first + second)
         self.proc.stdin.flush()
         self.waiting = True
 
-    def receive(self) -> Any:
-        from tensorflow.core.framework import graph_pb2
-
+    def receive(self) -> tuple[bytes, bytes]:
         head = _read(self.proc.stdout, _REPLY.size)
         ok, size1, size2 = _REPLY.unpack(head)
         first, second = _read(self.proc.stdout, size1), _read(self.proc.stdout, size2)
         self.waiting = False
         if not ok:
             raise ValueError(first.decode(errors="replace"))
-        return graph_pb2.GraphDef.FromString(first), graph_pb2.GraphDef.FromString(second)
+        return first, second
 
     def close(self) -> None:
         try:
@@ -170,7 +198,7 @@ class _Helper:
 def _read(stream: Any, n: int) -> bytes:
     data = stream.read(n)
     if data is None or len(data) != n:
-        raise EOFError("the Grappler helper process stopped")
+        raise EOFError("the helper process stopped")
     return data
 
 
@@ -180,7 +208,7 @@ def _stop_at_exit() -> None:
 
 
 def _serve() -> None:
-    """The helper's loop: read a graph, write Grappler's two passes over it, until end of file."""
+    """The helper's loop: read a request, write its answer, until end of file."""
     from tensorflow.core.framework import graph_pb2
 
     from jupyter_tfmem.engine import grappler
@@ -192,15 +220,19 @@ def _serve() -> None:
         head = requests.read(_REQUEST.size)
         if len(head) != _REQUEST.size:
             return
-        n_names, n_data = _REQUEST.unpack(head)
-        fetches = json.loads(requests.read(n_names))
-        graph_def = graph_pb2.GraphDef.FromString(requests.read(n_data))
+        kind, size1, size2 = _REQUEST.unpack(head)
+        first, second = requests.read(size1), requests.read(size2)
         try:
-            once = grappler.first_pass(graph_def, fetches)
-            payloads = [
-                grappler.restored(once).SerializeToString(),
-                grappler.second_pass(once, fetches).SerializeToString(),
-            ]
+            if kind == _GRAPPLER:
+                once = grappler.first_pass(graph_pb2.GraphDef.FromString(second), json.loads(first))
+                payloads = [
+                    grappler.restored(once).SerializeToString(),
+                    grappler.second_pass(once, json.loads(first)).SerializeToString(),
+                ]
+            else:
+                module, name, args = pickle.loads(first)  # noqa: S301 - from the parent
+                result = getattr(importlib.import_module(module), name)(*args)
+                payloads = [pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), b""]
             ok = 1
         except Exception as exc:
             payloads, ok = [f"{type(exc).__name__}: {exc}".encode(), b""], 0
@@ -210,7 +242,7 @@ def _serve() -> None:
 
 
 def _trim() -> None:
-    """Give the memory of the graphs just optimized back to the system (glibc only)."""
+    """Give the memory of the work just done back to the system (glibc only)."""
     try:
         import ctypes
 
