@@ -40,7 +40,7 @@ def rss() -> int:
 
 
 def helper_peak_mib() -> float:
-    """The Grappler helper's peak resident memory (VmHWM), 0 if none ran."""
+    """The helper process's peak resident memory (VmHWM), 0 if none ran."""
     from jupyter_tfmem.engine import helper_process
 
     helper = helper_process._helper
@@ -156,7 +156,7 @@ def main() -> int:
         del big
 
     helper_mib = helper_peak_mib()
-    print(f"Grappler helper process: peak resident {helper_mib:.0f} MiB")
+    print(f"helper process: peak resident {helper_mib:.0f} MiB")
 
     def cell(i, fmt):
         return " | ".join(fmt(runs[k][i]) for k in ("executor", "xla"))
@@ -201,9 +201,9 @@ def main() -> int:
         "Each compiled step is cached per model, so estimating the same model again "
         "compiles nothing.",
         "",
-        "Besides this process, the Grappler helper process (`engine/helper_process.py`, "
-        "docs/engine.md) optimized the traced graphs: it holds TensorFlow and one graph at "
-        "a time, never weights.  Its resident memory peaked at "
+        "Besides this process, the helper process (`engine/helper_process.py`, "
+        "docs/engine.md) ran Grappler and half of the replays: it holds TensorFlow and one "
+        "graph or replay at a time, never weights.  Its resident memory peaked at "
         f"{helper_mib:.0f} MiB over all the estimates of this run.",
         "",
     ]
