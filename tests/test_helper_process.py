@@ -101,3 +101,10 @@ def test_a_graph_the_helper_cannot_optimize_is_reported_not_returned(helper):
     # the estimate then runs Grappler itself, which raises as it did before
     with pytest.raises(Exception, match="no_such_node"):
         grappler.optimize(broken, traced.fetches)
+
+
+def test_a_forked_child_does_its_work_itself(helper, monkeypatch):
+    # a process forked after the helper started shares its pipe: it must not use it
+    monkeypatch.setattr(helper_process._helper, "owner", -1)
+    assert helper_process.call(max, 1, 2) is None
+    assert helper_process.enabled()  # the parent goes on using it

@@ -99,8 +99,8 @@ def _submit(
 ) -> Callable[[], Any] | None:
     with _lock:
         helper = _helper
-        if helper is None or not enabled():
-            return None
+        if helper is None or not enabled() or helper.owner != os.getpid():
+            return None  # (a forked child must not write into its parent's pipe)
         if helper.proc.poll() is not None:  # it exited: not started again
             _fail()
             return None
@@ -158,6 +158,7 @@ class _Helper:
             stderr=subprocess.DEVNULL,
             env=env,
         )
+        self.owner = os.getpid()
         self.is_ready = False
         self.waiting = False  # a reply not read yet
 
