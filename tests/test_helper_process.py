@@ -108,3 +108,13 @@ def test_a_forked_child_does_its_work_itself(helper, monkeypatch):
     monkeypatch.setattr(helper_process._helper, "owner", -1)
     assert helper_process.call(max, 1, 2) is None
     assert helper_process.enabled()  # the parent goes on using it
+
+
+def test_the_helper_runs_this_very_package_from_any_directory(helper, monkeypatch, tmp_path):
+    # started elsewhere, ``python -m`` would import whatever copy of the
+    # package that directory or site-packages holds, or none
+    helper_process.stop()
+    monkeypatch.chdir(tmp_path)
+    assert helper_process.wait_until_ready(timeout=120)
+    result = helper_process.call(helper_process._where)
+    assert result is not None and result() == helper_process._where()

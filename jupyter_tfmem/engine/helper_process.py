@@ -10,7 +10,8 @@ this process traces the second, and replays some of the schedules while this
 process replays the others.  It computes what this process would (same
 TensorFlow, same environment; ``tests/test_helper_process.py``).
 
-The helper is only used once it has imported TensorFlow, and anything that
+The helper imports this same package (the one this process imported,
+wherever it lies), and is only used once it has imported TensorFlow, and anything that
 goes wrong with it (no second core, a crash, something it cannot read) makes
 the caller do the work itself, from then on.  ``JUPYTER_TFMEM_HELPER_PROCESS=0``
 turns it off.  It exits with this process (it reads its requests from a pipe
@@ -151,8 +152,12 @@ class _Helper:
     def __init__(self) -> None:
         env = dict(os.environ)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # logging only
+        # this very package, wherever it was imported from (a checkout on
+        # sys.path, another one installed): the helper runs the same code
+        package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        start = f"import sys; sys.path.insert(0, sys.argv[1]); import {__name__} as h; h._serve()"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", __name__],
+            [sys.executable, "-c", start, package],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -250,6 +255,11 @@ def _trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
+
+
+def _where() -> str:
+    """This module's file, as the helper imported it."""
+    return os.path.abspath(__file__)
 
 
 if __name__ == "__main__":
