@@ -27,12 +27,6 @@ NUM_BINS = 21
 INITIAL_REGION = 2 << 20
 
 
-def rounded(nbytes: int) -> int:
-    if nbytes <= 0:
-        return MIN_ALLOCATION
-    return (nbytes + MIN_ALLOCATION - 1) // MIN_ALLOCATION * MIN_ALLOCATION
-
-
 def _bin(size: int) -> int:
     return min(max((size >> 8).bit_length() - 1, 0), NUM_BINS - 1)
 
@@ -99,7 +93,7 @@ class BFCModel:
     def alloc(self, key: object, nbytes: int, category: str = "temporaries") -> None:
         if key in self.owner:  # e.g. a constant, allocated once per function
             return
-        need = (
+        need = (  # the request rounded up to whole 256-byte units
             (nbytes + MIN_ALLOCATION - 1) // MIN_ALLOCATION * MIN_ALLOCATION
             if nbytes > 0
             else MIN_ALLOCATION

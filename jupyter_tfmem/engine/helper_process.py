@@ -230,10 +230,11 @@ def _serve() -> None:
         first, second = requests.read(size1), requests.read(size2)
         try:
             if kind == _GRAPPLER:
-                once = grappler.first_pass(graph_pb2.GraphDef.FromString(second), json.loads(first))
+                fetches = json.loads(first)
+                once = grappler.first_pass(graph_pb2.GraphDef.FromString(second), fetches)
                 payloads = [
                     grappler.restored(once).SerializeToString(),
-                    grappler.second_pass(once, json.loads(first)).SerializeToString(),
+                    grappler.second_pass(once, fetches).SerializeToString(),
                 ]
             else:
                 module, name, args = pickle.loads(first)  # noqa: S301 - from the parent
