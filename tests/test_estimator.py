@@ -387,6 +387,48 @@ def test_a_model_that_cannot_be_traced_gets_a_value_error():
         jt.estimate(model, 2)
 
 
+def test_no_collection_runs_during_an_estimate_and_its_garbage_is_gone_after(
+    compiled_cnn, monkeypatch
+):
+    import gc
+
+    from tensorflow.python.framework.func_graph import FuncGraph
+
+    from jupyter_tfmem.engine import step
+
+    def graphs() -> int:
+        return sum(isinstance(o, FuncGraph) for o in gc.get_objects())
+
+    while_tracing = []
+    trace = step.trace_step
+
+    def spy(*args, **kwargs):
+        while_tracing.append(gc.isenabled())
+        return trace(*args, **kwargs)
+
+    monkeypatch.setattr(step, "trace_step", spy)
+    jt.estimate(compiled_cnn, 4)  # what TF makes once
+    gc.collect()
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            before = graphs()
+            jt.estimate(compiled_cnn, 4)
+            # the traces' graphs are cyclic garbage; none is left for the collector
+            assert graphs() == before
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+    assert while_tracing and not any(while_tracing)
+    # a step that cannot be traced leaves the collector on too
+    inp = keras.Input((4,))
+    broken = keras.Model(inp, keras.layers.Dense(1)(inp))
+    broken.layers[-1].call = lambda x: x * float(np.asarray(x).mean())
+    with pytest.raises(ValueError, match="cannot trace"):
+        jt.estimate(broken, 2)
+    assert gc.isenabled()
+
+
 def _state(model):
     opt = getattr(model, "optimizer", None)
     return {

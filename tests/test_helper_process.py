@@ -84,6 +84,24 @@ def test_a_call_runs_the_function_there(helper):
     assert result is not None and result() == 120
 
 
+def test_work_given_for_the_wait_runs_only_while_the_answer_is_not_there(helper):
+    import select
+    import time
+
+    done = []
+    # the helper cannot answer before it has slept: the wait is still ahead
+    result = helper_process.call(time.sleep, 0.5)
+    assert result is not None
+    result(lambda: done.append("meanwhile"))
+    assert done == ["meanwhile"]
+    result = helper_process.call(max, 1, 2)
+    assert result is not None
+    ready, _, _ = select.select([helper_process._helper.proc.stdout], [], [], 60)
+    assert ready  # the answer has come: nothing is done before it is read
+    assert result(lambda: done.append("again")) == 2
+    assert done == ["meanwhile"]
+
+
 def test_a_helper_that_died_leaves_grappler_to_this_process(helper):
     helper_process._helper.proc.kill()
     helper_process._helper.proc.wait()

@@ -21,6 +21,7 @@ and stops at end of file).
 from __future__ import annotations
 
 import atexit
+import gc
 import importlib
 import json
 import os
@@ -69,7 +70,8 @@ def optimize(graph_def: Any, fetches: list[str]) -> Callable[[], Any] | None:
 
     Returns a function that waits for the helper's answer and returns Grappler's
     graphs after its first pass and after its second (``grappler.restored`` and
-    ``grappler.second_pass``), or ``None`` if the helper failed.
+    ``grappler.second_pass``), or ``None`` if the helper failed.  It takes an
+    optional function to call first if the answer has not come yet.
     """
     names = json.dumps(list(fetches)).encode()
     return _submit(_GRAPPLER, names, graph_def.SerializeToString(), _graphs)
@@ -80,7 +82,8 @@ def call(function: Callable, *args: Any) -> Callable[[], Any] | None:
 
     ``function`` must be importable by its module and name, and the
     arguments picklable.  Returns a function that waits for the result, or
-    returns ``None`` if the helper failed (the caller then calls it itself).
+    returns ``None`` if the helper failed (the caller then calls it itself);
+    as ``optimize``'s, it takes a function to call while the helper works.
     """
     payload = pickle.dumps(
         (function.__module__, function.__qualname__, args), protocol=pickle.HIGHEST_PROTOCOL
@@ -113,7 +116,10 @@ def _submit(
             _fail()
             return None
 
-    def result() -> Any:
+    def result(meanwhile: Callable[[], Any] | None = None) -> Any:
+        # work this process has to do anyway, done while the helper is busy
+        if meanwhile is not None and not helper.answered():
+            meanwhile()
         with _lock:
             try:
                 return decode(*helper.receive())
@@ -174,6 +180,10 @@ class _Helper:
                 self.is_ready = self.proc.stdout.read(1) == _READY
         return self.is_ready and self.proc.poll() is None
 
+    def answered(self) -> bool:
+        readable, _, _ = select.select([self.proc.stdout], [], [], 0)
+        return bool(readable)
+
     def send(self, kind: bytes, first: bytes, second: bytes) -> None:
         if self.waiting:  # an estimate that stopped early left its reply
             try:
@@ -215,10 +225,14 @@ def _stop_at_exit() -> None:
 
 def _serve() -> None:
     """The helper's loop: read a request, write its answer, until end of file."""
-    from tensorflow.core.framework import graph_pb2
+    import tensorflow  # noqa: F401 - imported before the helper says it is ready
 
-    from jupyter_tfmem.engine import grappler
+    from jupyter_tfmem.engine import grappler  # noqa: F401
 
+    # what the imports made is never garbage: out of the collector's way, and
+    # no collection while a request is served (one runs after each reply)
+    gc.freeze()
+    gc.disable()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     replies.write(_READY)
     replies.flush()
@@ -227,25 +241,33 @@ def _serve() -> None:
         if len(head) != _REQUEST.size:
             return
         kind, size1, size2 = _REQUEST.unpack(head)
-        first, second = requests.read(size1), requests.read(size2)
-        try:
-            if kind == _GRAPPLER:
-                fetches = json.loads(first)
-                once = grappler.first_pass(graph_pb2.GraphDef.FromString(second), fetches)
-                payloads = [
-                    grappler.restored(once).SerializeToString(),
-                    grappler.second_pass(once, fetches).SerializeToString(),
-                ]
-            else:
-                module, name, args = pickle.loads(first)  # noqa: S301 - from the parent
-                result = getattr(importlib.import_module(module), name)(*args)
-                payloads = [pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), b""]
-            ok = 1
-        except Exception as exc:
-            payloads, ok = [f"{type(exc).__name__}: {exc}".encode(), b""], 0
+        ok, payloads = _answer(kind, requests.read(size1), requests.read(size2))
         replies.write(_REPLY.pack(ok, *map(len, payloads)) + b"".join(payloads))
         replies.flush()
+        del payloads
+        gc.collect()
         _trim()
+
+
+def _answer(kind: bytes, first: bytes, second: bytes) -> tuple[int, list[bytes]]:
+    """One request's reply: 1 and its two payloads, or 0 and the error."""
+    from tensorflow.core.framework import graph_pb2
+
+    from jupyter_tfmem.engine import grappler
+
+    try:
+        if kind == _GRAPPLER:
+            fetches = json.loads(first)
+            once = grappler.first_pass(graph_pb2.GraphDef.FromString(second), fetches)
+            return 1, [
+                grappler.restored(once).SerializeToString(),
+                grappler.second_pass(once, fetches).SerializeToString(),
+            ]
+        module, name, args = pickle.loads(first)  # noqa: S301 - from the parent
+        result = getattr(importlib.import_module(module), name)(*args)
+        return 1, [pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL), b""]
+    except Exception as exc:
+        return 0, [f"{type(exc).__name__}: {exc}".encode(), b""]
 
 
 def _trim() -> None:
