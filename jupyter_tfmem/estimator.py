@@ -582,7 +582,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     import tensorflow as tf
 
     from .engine import grappler, helper_process
-    from .engine.step import trace_step
+    from .engine.step import VariableStub, trace_step
 
     def trace(batch, update_from=None):
         return trace_step(
@@ -617,17 +617,17 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         first_pass = grappler.first_pass(traced.graph_def, traced.fetches)
         return grappler.restored(first_pass), grappler.second_pass(first_pass, traced.fetches)
 
-    def infer(traced, optimized, batch):
-        plain = grappler.materialize_variables(optimized, traced.variable_placeholders)
-        plain, stand_ins, batched = grappler.detach_calls(plain, traced.call_shapes)
-        consts = grappler.list_element_shapes(plain)
-        placeholders = list(traced.input_placeholders) + batched
-        props = grappler.infer_shapes(
-            grappler.with_batch(plain, placeholders, batch, consts), traced.fetches
-        )
-        for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
-            props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
-        return props
+    def infer(traced, optimized, batch, *, elsewhere=False):
+        """The shapes in ``optimized`` at ``batch``; with ``elsewhere``, a function
+        that waits for the helper process to infer them (or ``None``)."""
+        variables = traced.variable_placeholders
+        if elsewhere:  # what the inference reads of a variable, and nothing more
+            variables = {k: VariableStub(tuple(v.shape), v.dtype) for k, v in variables.items()}
+        args = (optimized, variables, traced.call_shapes, list(traced.input_placeholders))
+        args += (traced.fetches, batch)
+        if elsewhere:
+            return helper_process.call(_inferred_shapes, *args)
+        return _inferred_shapes(*args)
 
     b1, b2 = _BATCHES.get()
     helper_process.start()  # warm for the next estimate if not for this one
@@ -659,7 +659,13 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
                 # the second pass made nodes of its own (the arithmetic
                 # optimizer's op compositions): their sizes at this batch too
                 checked2 = grappler.second_pass(first_pass2, second.fetches)
-            return first, graph, infer(first, graph, b1), infer(second, checked2, other)
+            # the two graphs' shapes, one here and one in the helper process
+            there = infer(first, graph, b1, elsewhere=True)
+            props2 = infer(second, checked2, other)
+            props1 = there(_collect_young) if there is not None else None
+            if props1 is None:
+                props1 = infer(first, graph, b1)
+            return first, graph, props1, props2
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
         "the graph traced with an open batch dimension."
@@ -667,6 +673,25 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     traced = trace(None)
     optimized = grappler.optimize(traced.graph_def, traced.fetches)
     return traced, optimized, infer(traced, optimized, b1), infer(traced, optimized, b2)
+
+
+def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, batch):
+    """Every node's output shapes and dtypes in ``optimized``, its inputs at ``batch``.
+
+    Reads of each variable only its shape and dtype, so that the helper
+    process can be sent stand-ins for the variables.
+    """
+    from .engine import grappler
+
+    plain = grappler.materialize_variables(optimized, variables)
+    plain, stand_ins, batched = grappler.detach_calls(plain, call_shapes)
+    consts = grappler.list_element_shapes(plain)
+    props = grappler.infer_shapes(
+        grappler.with_batch(plain, list(placeholders) + batched, batch, consts), fetches
+    )
+    for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
+        props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
+    return props
 
 
 def _estimate_traced(

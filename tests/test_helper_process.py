@@ -69,12 +69,12 @@ def test_an_estimate_shares_grappler_and_the_replays_with_the_helper(helper, mon
         lambda self, kind, *a: (sent.append(kind), send(self, kind, *a)),
     )
     there = jt.estimate(small_model(), 8, optimizer="adam", loss="mse", device="CPU")
-    # the first graph's Grappler passes, then half of the executor schedules
-    assert sent == [helper_process._GRAPPLER, helper_process._CALL]
+    # the first graph's Grappler passes and shapes, then half of the executor schedules
+    assert sent == [helper_process._GRAPPLER, helper_process._CALL, helper_process._CALL]
     monkeypatch.setenv(helper_process.ENV_SWITCH, "0")
     here = jt.estimate(small_model(), 8, optimizer="adam", loss="mse", device="CPU")
     assert there.to_dict() == here.to_dict()
-    assert len(sent) == 2
+    assert len(sent) == 3
 
 
 def test_a_call_runs_the_function_there(helper):
