@@ -1284,6 +1284,17 @@ _CASE_LIST += (
         (((60, 16), "float32"),),
         "two stacked LSTMs, 60 steps, batch 32, Adam",
     ),
+    # Written in session 17, before any change for it (see zoo_heldout.py).
+    ZooCase(
+        "gqa_decoder_adamw",
+        zoo_heldout.gqa_decoder,
+        8,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "grouped-query attention decoder, 128 tokens, 8k vocabulary, batch 8, AdamW",
+    ),
 )
 
 #: All cases by name, in benchmark order.
