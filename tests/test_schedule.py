@@ -219,3 +219,39 @@ def test_an_addn_grappler_turned_into_a_temporary_variable_sums_in_place():
     live = dict(zip(order, (a for a, _ in timeline), strict=True))
     assert live["acc2"] == g + g  # the variable and the second input; the adds allocate nothing
     assert live["sum"] == g  # the sum is the variable's buffer
+
+
+def _cross_entropy(op: str, labels: float, logits_read_again: bool) -> float:
+    """Live bytes once ``op`` has run on logits (800 bytes) and labels made in the step."""
+    f32 = "float32"
+    label_type = "int32" if op.startswith("Sparse") else f32
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        "ids": Node("ids", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        "logits": Node("logits", "MatMul", [("x", 0)], [], [(800.0, 0.0, f32)]),
+        "labels": Node("labels", "OneHot", [("ids", 0)], [], [(labels, 0.0, label_type)]),
+        "xent": Node(
+            "xent", op, [("logits", 0), ("labels", 0)], [], [(40.0, 0.0, f32), (800.0, 0.0, f32)]
+        ),
+        "out": Node("out", "AddN", [("xent", 1)], [], [(800.0, 0.0, f32)]),
+    }
+    if logits_read_again:
+        nodes["other"] = Node("other", "Neg", [("logits", 0)], [], [(800.0, 0.0, f32)])
+    order = [n for n in ("logits", "labels", "xent", "out", "other") if n in nodes]
+    preset = {
+        (name, 0): Buffer(10.0, 0.0, f32, "input_batch", -1, keep=True) for name in ("x", "ids")
+    }
+    keep = [("out", 0), ("xent", 0), ("other", 0)]
+    timeline, _ = replay(nodes, order, 1, preset=preset, keep=keep)
+    return dict(zip(order, (a for a, _ in timeline), strict=True))["xent"]
+
+
+def test_cross_entropy_writes_its_gradient_into_the_logits_and_never_into_the_labels():
+    inputs = 10.0 + 10.0  # while the op runs: its inputs, and its new outputs
+    # the gradient takes the logits' buffer: only the loss is new
+    sparse = _cross_entropy("SparseSoftmaxCrossEntropyWithLogits", 40.0, False)
+    assert sparse == inputs + 40 + 800 + 40
+    # logits still to be read: a new gradient buffer, though the labels (of
+    # the logits' shape, read by nobody else) would fit
+    dense = _cross_entropy("SoftmaxCrossEntropyWithLogits", 800.0, True)
+    assert dense == inputs + 800 + 800 + 40 + 800

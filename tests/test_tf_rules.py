@@ -249,3 +249,23 @@ def test_tfs_max_pool_allocates_its_workspace_in_training():
             assert workspace not in sizes
         else:
             assert workspace in sizes
+
+
+def test_tfs_cross_entropy_writes_its_gradient_into_logits_nobody_else_reads():
+    """``forward_input_or_allocate_output({0}, 1, ...)``: the rule in ``opsem.FORWARDED_INPUTS``."""
+    logits = 64 * 1000 * 4
+    logged = step_allocations(
+        """
+        def RUN(case, x, y):
+            z = x * 2.0  # logits of the step's own
+            out = tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=z, labels=y)
+            return (*out, z) if case["keep_logits"] else out
+        """,
+        [
+            {"inputs": [([64, 1000], "float32"), ([64], "int32")], "keep_logits": keep}
+            for keep in (False, True)
+        ],
+    )
+    alone, kept = ([s for s in sizes if s >= logits] for sizes in logged)
+    assert alone == [logits]  # the product; the gradient is written over it
+    assert kept == [logits, logits]  # the logits are returned: the gradient needs its own

@@ -139,6 +139,17 @@ FORWARDING_OPS = frozenset(
     }
 )
 
+#: Ops whose kernel names the inputs an output may be written into:
+#: op -> {output index: input indices}.  The cross-entropy kernels write the
+#: gradient (output 1) into the logits' buffer (``sparse_xent_op.cc``,
+#: ``xent_op.cc``: ``forward_input_or_allocate_output({0}, 1, ...)``), never
+#: into the dense labels, even where those have the logits' shape; the sparse
+#: kernel's loss may take its labels' buffer (of another dtype in practice).
+FORWARDED_INPUTS: dict[str, dict[int, tuple[int, ...]]] = {
+    "SparseSoftmaxCrossEntropyWithLogits": {0: (1,), 1: (0,)},
+    "SoftmaxCrossEntropyWithLogits": {1: (0,)},
+}
+
 #: Ops whose outputs live as long as the function (held by the kernel).
 CONSTANT_OPS = frozenset({"Const", "HostConst"})
 

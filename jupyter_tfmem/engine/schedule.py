@@ -16,7 +16,14 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 
 from ..footprint import MAX_BATCH_SIZE_CAP
-from .opsem import ALIAS_OPS, CONSTANT_OPS, FORWARDING_OPS, NO_BUFFER_OPS, VARIABLE_WRITE_OPS
+from .opsem import (
+    ALIAS_OPS,
+    CONSTANT_OPS,
+    FORWARDED_INPUTS,
+    FORWARDING_OPS,
+    NO_BUFFER_OPS,
+    VARIABLE_WRITE_OPS,
+)
 
 _keys = itertools.count()  # identities of buffers in the allocator model
 
@@ -377,8 +384,12 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     category = node.category(idx, b) if node.category else "temporaries"
     if op in CONSTANT_OPS:
         return Buffer(a, b, dtype, category, node.layer, persistent=True, key=("c", node.name, idx))
-    if op in FORWARDING_OPS:
-        for buf in in_bufs:
+    named = FORWARDED_INPUTS.get(op)
+    if op in FORWARDING_OPS or named:
+        candidates = in_bufs
+        if named:
+            candidates = [in_bufs[i] for i in named.get(idx, ()) if i < len(in_bufs)]
+        for buf in candidates:
             if (
                 buf is not None
                 and buf.live
