@@ -617,17 +617,16 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         first_pass = grappler.first_pass(traced.graph_def, traced.fetches)
         return grappler.restored(first_pass), grappler.second_pass(first_pass, traced.fetches)
 
-    def infer(traced, optimized, batch, *, elsewhere=False):
-        """The shapes in ``optimized`` at ``batch``; with ``elsewhere``, a function
-        that waits for the helper process to infer them (or ``None``)."""
-        variables = traced.variable_placeholders
-        if elsewhere:  # what the inference reads of a variable, and nothing more
-            variables = {k: VariableStub(tuple(v.shape), v.dtype) for k, v in variables.items()}
-        args = (optimized, variables, traced.call_shapes, list(traced.input_placeholders))
-        args += (traced.fetches, batch)
-        if elsewhere:
-            return helper_process.call(_inferred_shapes, *args)
-        return _inferred_shapes(*args)
+    def shape_args(traced, optimized, batch):
+        """``_inferred_shapes``' arguments, each variable as its shape and dtype
+        (all the inference reads of it, and what the helper process can be sent)."""
+        owned = traced.variable_placeholders
+        variables = {k: VariableStub(tuple(v.shape), v.dtype) for k, v in owned.items()}
+        placeholders = list(traced.input_placeholders)
+        return optimized, variables, traced.call_shapes, placeholders, traced.fetches, batch
+
+    def infer(traced, optimized, batch):
+        return _inferred_shapes(*shape_args(traced, optimized, batch))
 
     b1, b2 = _BATCHES.get()
     helper_process.start()  # warm for the next estimate if not for this one
@@ -644,8 +643,8 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         second, first_pass2 = retrace(other, first)
         checked2 = grappler.restored(first_pass2)
         if graph is None:
-            answer = pending(_collect_young) if pending is not None else None
-            checked, graph = answer if answer is not None else both(first)
+            here = functools.partial(both, first)
+            checked, graph = helper_process.result_or(pending, here, _collect_young)
         if structure is None:
             structure = grappler.structure(checked)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
@@ -660,11 +659,11 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
                 # optimizer's op compositions): their sizes at this batch too
                 checked2 = grappler.second_pass(first_pass2, second.fetches)
             # the two graphs' shapes, one here and one in the helper process
-            there = infer(first, graph, b1, elsewhere=True)
+            args1 = shape_args(first, graph, b1)
+            there = helper_process.call(_inferred_shapes, *args1)
             props2 = infer(second, checked2, other)
-            props1 = there(_collect_young) if there is not None else None
-            if props1 is None:
-                props1 = infer(first, graph, b1)
+            here = functools.partial(_inferred_shapes, *args1)
+            props1 = helper_process.result_or(there, here, _collect_young)
             return first, graph, props1, props2
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
@@ -790,8 +789,8 @@ def _estimate_traced(
     there = helper_process.call(_peak_parts_of, nodes, schedules[half:], *args) if half else None
     parts = _peak_parts_of(nodes, schedules[:half] if there else schedules, *args)
     if there is not None:
-        rest = there(_collect_young)
-        parts += rest if rest is not None else _peak_parts_of(nodes, schedules[half:], *args)
+        here = functools.partial(_peak_parts_of, nodes, schedules[half:], *args)
+        parts += helper_process.result_or(there, here, _collect_young)
     lines, slack = _mean_parts(parts)
     if len(parts) > 1:
         executor += "; mean of two ways of sharing the cores"

@@ -102,6 +102,20 @@ def test_work_given_for_the_wait_runs_only_while_the_answer_is_not_there(helper)
     assert done == ["meanwhile"]
 
 
+def test_result_or_takes_the_helpers_answer_else_does_the_work_here(helper):
+    import math
+
+    def here():
+        return "here"
+
+    assert helper_process.result_or(helper_process.call(math.comb, 10, 3), here) == 120
+    failing = helper_process.call(math.comb, "ten", 3)  # raises in the helper
+    assert failing is not None
+    assert helper_process.result_or(failing, here) == "here"
+    assert helper_process.call(math.comb, 10, 3) is None  # not used again
+    assert helper_process.result_or(None, here) == "here"
+
+
 def test_a_helper_that_died_leaves_grappler_to_this_process(helper):
     helper_process._helper.proc.kill()
     helper_process._helper.proc.wait()

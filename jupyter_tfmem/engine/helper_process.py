@@ -92,6 +92,20 @@ def call(function: Callable, *args: Any) -> Callable[[], Any] | None:
     return _submit(_CALL, payload, b"", lambda result, _: pickle.loads(result))  # noqa: S301
 
 
+def result_or(
+    pending: Callable[..., Any] | None,
+    here: Callable[[], Any],
+    meanwhile: Callable[[], Any] | None = None,
+) -> Any:
+    """What ``pending`` (from ``optimize`` or ``call``) returns, or ``here()``.
+
+    ``here`` computes the same in this process: it runs where the helper was
+    not ready (``pending`` is ``None``) or failed.  ``meanwhile`` is passed on.
+    """
+    answer = pending(meanwhile) if pending is not None else None
+    return answer if answer is not None else here()
+
+
 def _graphs(first: bytes, second: bytes) -> tuple[Any, Any]:
     from tensorflow.core.framework import graph_pb2
 
@@ -225,8 +239,7 @@ def _stop_at_exit() -> None:
 
 def _serve() -> None:
     """The helper's loop: read a request, write its answer, until end of file."""
-    import tensorflow  # noqa: F401 - imported before the helper says it is ready
-
+    # TensorFlow is imported (by grappler) before the helper says it is ready
     from jupyter_tfmem.engine import grappler  # noqa: F401
 
     # what the imports made is never garbage: out of the collector's way, and
