@@ -715,6 +715,7 @@ def _estimate_traced(
         _size_eigen_conv_buffers(nodes, props2, threads)
         _size_eigen_matmul_copies(nodes, props1, props2)
         _add_onednn_pool_workspaces(optimized, nodes)
+        _add_eigen_pool_grad_temps(nodes)
     _copy_on_read(nodes, traced)
     if unknown:
         notes.append(
@@ -2055,6 +2056,33 @@ def _add_onednn_pool_workspaces(graph_def, nodes) -> None:
             grad.inputs.append((name, 1))
 
 
+def _add_eigen_pool_grad_temps(nodes) -> None:
+    """Give Eigen's max pool gradients the argmax they recompute, and let them write in place.
+
+    ``MaxPoolingGradOp`` on the CPU (the kernel for dtypes oneDNN does not
+    take: float64 always) recomputes the pool: a copy of the pool's output
+    (in that output's own buffer when nothing else needs it) and an int64
+    argmax of the same shape, both held while it runs; its result goes into
+    the pool's input when that is its last use (``forward_input_or_allocate_
+    temp({1}, ...)`` and ``forward_input_or_allocate_output({0}, 0, ...)`` in
+    TF's ``maxpooling_op.cc``; TF's log in ``tests/test_tf_rules.py``).
+    """
+    import tensorflow as tf
+
+    eigen = _eigen_dtypes()
+    for node in nodes.values():
+        if node.op != "MaxPoolGrad" or len(node.inputs) < 3 or not node.outputs:
+            continue
+        pooled = _spec(nodes, node.inputs[1])
+        if node.outputs[0] is None or pooled is None or _dtype_name(pooled[2]) not in eigen:
+            continue
+        a, b, dtype = pooled
+        scale = 8 / tf.as_dtype(dtype).size
+        node.pre_temps = (*node.pre_temps, (a, b), (a * scale, b * scale))
+        node.pre_temp_inputs = (*[None] * (len(node.pre_temps) - 2), 1, None)
+        node.forwards = {0: (0,)}
+
+
 def _dtype_name(dtype: Any) -> str:
     return getattr(dtype, "name", str(dtype))
 
@@ -2089,11 +2117,16 @@ def _size_einsum_temps(graph_def, nodes, props1, props2) -> None:
 def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
     """Give CPU convolution gradients the column buffer their Eigen kernels allocate.
 
-    ``Conv2DCustomBackpropInputOp`` and ``...FilterOp`` unfold ``shard``
-    images at a time, with ``shard`` sized to fill a 30 MiB L3 cache (not
-    capped by the batch): a temporary of ``shard x output pixels x kernel
-    size`` elements while the op runs.  TF's log shows 20.4 MiB of it per op
-    for a float16 CNN, two at once on two threads.
+    Both kernels unfold images into a column buffer of ``shard x output
+    pixels x kernel size`` elements while they run (``Conv2DCustomBackprop
+    FilterOp`` and ``...InputOp`` in TF's ``conv_grad_filter_ops.cc`` and
+    ``conv_grad_input_ops.h``).  The filter gradient always unfolds ``shard``
+    images at a time, ``shard`` sized to fill a 30 MiB L3 cache and not
+    capped by the batch.  The input gradient does so only when one image's
+    work is under a 256 KiB L2 cache per thread; above that it runs one
+    parallel contraction per image and unfolds one image at a time.  TF's
+    log shows 20.4 MiB of it per op for a float16 CNN, two at once on two
+    threads, and 27.1 and 13.7 MiB for two float64 filter gradients.
     """
     import tensorflow as tf
 
@@ -2117,9 +2150,12 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
         out_depth = filt[3]
         work = out_pixels * out_depth + kernel * out_depth + out_pixels * kernel
         size = dtype.size
-        if work <= 0 or work // threads >= _EIGEN_L2 // size:
-            continue  # one parallel contraction, no batch of unfolded images
-        shard = -(-(_EIGEN_L3 // size) // work)
+        if work <= 0:
+            continue
+        one_at_a_time = node.op == "Conv2DBackpropInput" and (
+            dy[0] == 1 or work // threads >= _EIGEN_L2 // size
+        )
+        shard = 1 if one_at_a_time else -(-(_EIGEN_L3 // size) // work)
         extra = float(shard * out_pixels * kernel * size)
         a, b = node.scratch or (0.0, 0.0)
         node.scratch = (a + extra, b)

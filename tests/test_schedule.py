@@ -255,3 +255,41 @@ def test_cross_entropy_writes_its_gradient_into_the_logits_and_never_into_the_la
     # the logits' shape, read by nobody else) would fit
     dense = _cross_entropy("SoftmaxCrossEntropyWithLogits", 800.0, True)
     assert dense == inputs + 800 + 800 + 40 + 800
+
+
+def _pool_gradient_peak(pooled_read_again: bool) -> float:
+    """Live bytes while an Eigen-style max pool gradient runs on a step's own tensors.
+
+    Its pre-temporaries are a copy of the pool's output (input 1) and an
+    argmax; the copy, and its result, take over the pool's output and input
+    where nobody else needs them.
+    """
+    f32 = "float32"
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        "act": Node("act", "Relu", [("x", 0)], [], [(400.0, 0.0, f32)]),
+        "pool": Node("pool", "MaxPool", [("act", 0)], [], [(100.0, 0.0, f32)]),
+        "dy": Node("dy", "Neg", [("pool", 0)], [], [(100.0, 0.0, f32)]),
+        "grad": Node(
+            "grad",
+            "MaxPoolGrad",
+            [("act", 0), ("pool", 0), ("dy", 0)],
+            [],
+            [(400.0, 0.0, f32)],
+            pre_temps=((100.0, 0.0), (200.0, 0.0)),
+            pre_temp_inputs=(1, None),
+            forwards={0: (0,)},
+        ),
+    }
+    keep = [("grad", 0)] + ([("act", 0), ("pool", 0)] if pooled_read_again else [])
+    order = ["act", "pool", "dy", "grad"]
+    preset = {("x", 0): Buffer(10.0, 0.0, f32, "input_batch", -1, keep=True)}
+    timeline, _ = replay(nodes, order, 1, preset=preset, keep=keep)
+    return dict(zip(order, (a for a, _ in timeline), strict=True))["grad"]
+
+
+def test_a_pool_gradient_works_in_its_inputs_buffers_when_nobody_else_needs_them():
+    inputs = 10.0 + 400 + 100 + 100  # x, the pool's input and output, dy
+    assert _pool_gradient_peak(False) == inputs + 200  # only the argmax is new
+    # the step returns the pool's input and output: a copy, the argmax, a result
+    assert _pool_gradient_peak(True) == inputs + 100 + 200 + 400

@@ -129,6 +129,89 @@ def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     assert single["g"].scratch is not None
 
 
+def test_tfs_float64_convolution_gradients_unfold_as_the_rule_says():
+    """TF's log of Eigen's convolution gradients against ``_size_eigen_conv_buffers``.
+
+    The filter gradient unfolds a whole shard of images even when one
+    image's work would fill the cores (the first two cases: 12 and 65 images
+    of 1,024 pixels); the input gradient unfolds one image then (the third)
+    and a shard only for small images (the fourth).
+    """
+    from jupyter_tfmem.estimator import _size_eigen_conv_buffers
+
+    cases = [
+        ("Conv2DBackpropFilter", (64, 32, 32, 32), (3, 3, 32, 32)),
+        ("Conv2DBackpropFilter", (64, 32, 32, 3), (3, 3, 3, 32)),
+        ("Conv2DBackpropInput", (64, 32, 32, 32), (3, 3, 32, 32)),
+        ("Conv2DBackpropInput", (8, 16, 16, 8), (3, 3, 8, 8)),
+    ]
+    logged = step_allocations(
+        """
+        def RUN(case, x, w, dy):
+            if case["op"] == "Conv2DBackpropFilter":
+                return tf.raw_ops.Conv2DBackpropFilter(
+                    input=x, filter_sizes=tf.shape(w), out_backprop=dy,
+                    strides=[1, 1, 1, 1], padding="SAME")
+            return tf.raw_ops.Conv2DBackpropInput(
+                input_sizes=tf.shape(x), filter=w, out_backprop=dy,
+                strides=[1, 1, 1, 1], padding="SAME")
+        """,
+        [
+            {
+                "op": op,
+                "inputs": [(list(x), "float64"), (list(w), "float64"), ([*x[:3], w[3]], "float64")],
+            }
+            for op, x, w in cases
+        ],
+    )
+    for (op, x, w), sizes in zip(cases, logged, strict=True):
+        node = Node("g", op, [("x", 0), ("w", 0), ("dy", 0)], [], [(0.0, 1.0, "float64")])
+        props = {"dy": [((*x[:3], w[3]), None)], "w": [(w, None)], "g": [(w, None)]}
+        _size_eigen_conv_buffers({"g": node}, props, threads=2)
+        output = 8 * math.prod(w if op == "Conv2DBackpropFilter" else x)
+        assert sorted(s for s in sizes if s >= 4096) == sorted([output, node.scratch[0]])
+
+
+def test_tfs_float64_pool_gradient_recomputes_its_argmax_and_works_in_place(monkeypatch):
+    """Eigen's ``MaxPoolingGradOp``: an int64 argmax always, a copy of the pool's
+    output only when something else still holds it, the result in the pool's input."""
+    from jupyter_tfmem.estimator import _add_eigen_pool_grad_temps
+
+    logged = step_allocations(
+        """
+        def RUN(case, x):
+            x = x * 2.0
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.nn.max_pool2d(x, 2, 2, "VALID")
+            g = tape.gradient(y, x, output_gradients=y * 2.0)
+            return (g, y) if case["keep_pooled"] else g
+        """,
+        [{"inputs": [([64, 32, 32, 32], "float64")], "keep_pooled": k} for k in (False, True)],
+    )
+    x, pooled = 8 * 64 * 32 * 32 * 32, 8 * 64 * 16 * 16 * 32
+    alone, kept = (sorted(s for s in sizes if s >= 4096) for sizes in logged)
+    assert alone == [pooled] * 3 + [x]  # x, the pool, dy, the argmax; the result in x
+    assert kept == [pooled] * 4 + [x]  # and a copy of the pool, which the step returns
+
+    def pool_grad(dtype):
+        nodes = {
+            "pool": Node("pool", "MaxPool", [("x", 0)], [], [(0.0, 4096.0, dtype)]),
+            "grad": Node(
+                "grad", "MaxPoolGrad", [("x", 0), ("pool", 0), ("dy", 0)], [], [(0.0, 1.0, dtype)]
+            ),
+        }
+        _add_eigen_pool_grad_temps(nodes)
+        return nodes["grad"]
+
+    _on_cpu(monkeypatch, AVX512)
+    grad = pool_grad("float64")
+    assert grad.pre_temps == ((0.0, 4096.0), (0.0, 4096.0))
+    assert grad.pre_temp_inputs == (1, None) and grad.forwards == {0: (0,)}
+    single = pool_grad("float32")  # oneDNN's kernel: its workspace instead
+    assert single.pre_temps == () and single.forwards is None
+
+
 def _product(op: str, dtype: str) -> dict[str, Node]:
     return {"p": Node("p", op, [("x", 0), ("w", 0)], [], [(0.0, 1024.0, dtype)])}
 

@@ -58,6 +58,13 @@ class Node:
     pre_temps: tuple[tuple[float, float], ...] = ()
     #: the same, allocated after its outputs: a float16 product's float32 copies
     post_temps: tuple[tuple[float, float], ...] = ()
+    #: per pre-temporary, the input whose buffer it takes over when nobody else
+    #: needs it (TF's ``forward_input_or_allocate_temp``), or ``None``
+    pre_temp_inputs: tuple[int | None, ...] = ()
+    #: per output, the inputs it may be written into, where the kernel this
+    #: node runs differs from ``opsem.FORWARDED_INPUTS``' (Eigen's max pool
+    #: gradient writes into its input, oneDNN's does not)
+    forwards: dict[int, tuple[int, ...]] | None = None
 
 
 @dataclasses.dataclass
@@ -199,9 +206,13 @@ def replay(
             continue
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
         new_bufs: list[Buffer] = []
-        temps = [Buffer(a, b, None, "temporaries", node.layer) for a, b in node.pre_temps]
-        for buf in temps:
-            add(buf)
+        temps = []
+        for i, (a, b) in enumerate(node.pre_temps):
+            src = node.pre_temp_inputs[i] if i < len(node.pre_temp_inputs) else None
+            if src is not None and src < len(in_bufs) and _takes_over(in_bufs[src], a, b):
+                continue  # the kernel works in that input's buffer
+            temps.append(Buffer(a, b, None, "temporaries", node.layer))
+            add(temps[-1])
         if (
             node.op == "AssignVariableOp"
             and len(in_bufs) > 1
@@ -384,24 +395,29 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     category = node.category(idx, b) if node.category else "temporaries"
     if op in CONSTANT_OPS:
         return Buffer(a, b, dtype, category, node.layer, persistent=True, key=("c", node.name, idx))
-    named = FORWARDED_INPUTS.get(op)
+    named = node.forwards if node.forwards is not None else FORWARDED_INPUTS.get(op)
     if op in FORWARDING_OPS or named:
         candidates = in_bufs
         if named:
             candidates = [in_bufs[i] for i in named.get(idx, ()) if i < len(in_bufs)]
         for buf in candidates:
-            if (
-                buf is not None
-                and buf.live
-                and not buf.persistent
-                and not buf.keep
-                and buf.pending == 1
-                and buf.dtype == dtype
-                and abs(buf.a - a) < 0.5
-                and abs(buf.b - b) < 1e-9
-            ):
+            if buf is not None and buf.dtype == dtype and _takes_over(buf, a, b):
                 return buf  # written in place: the output takes over the buffer
     return Buffer(a, b, dtype, category, node.layer)
+
+
+def _takes_over(buf: Buffer | None, a: float, b: float) -> bool:
+    """Whether a kernel may reuse ``buf`` for ``a + b * batch`` bytes: this op is its
+    last reader, and nothing (a variable, the step's outputs) holds it."""
+    return (
+        buf is not None
+        and buf.live
+        and not buf.persistent
+        and not buf.keep
+        and buf.pending == 1
+        and abs(buf.a - a) < 0.5
+        and abs(buf.b - b) < 1e-9
+    )
 
 
 def upper_hull_positions(
