@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_tfmem.engine.executor import CHEAP_OPS, op_duration, simulate
+from jupyter_tfmem.engine.executor import CHEAP_OPS, WAKE_UP, op_duration, simulate
 from jupyter_tfmem.engine.schedule import Node, replay
 
 # dy feeds a slow weight gradient and a fast input gradient; the input
@@ -18,7 +18,8 @@ GRAPH = {
     "input_grad": ["dy"],
     "next_grad": ["input_grad"],
 }
-DURATION = {"dy": 1.0, "weight_grad": 10.0, "input_grad": 2.0, "next_grad": 2.0}
+MS = 1e6  # durations are in ns
+DURATION = {"dy": 1 * MS, "weight_grad": 10 * MS, "input_grad": 2 * MS, "next_grad": 2 * MS}
 
 
 def spans(events: list[tuple[str, str]]) -> dict[str, tuple[int, int]]:
@@ -35,6 +36,22 @@ def test_two_threads_run_ops_made_ready_together_side_by_side():
         at["weight_grad"][1], at["input_grad"][1]
     )
     assert at["next_grad"][0] < at["weight_grad"][1]
+
+
+def test_of_two_equal_ops_made_ready_together_the_one_run_inline_ends_first():
+    # The executor runs the last expensive successor inline and queues the
+    # other; the idle thread starts it a wake-up later (TF's profiles: ~50 us).
+    # (``idle`` sends ``r`` to the second thread: a tie of end times would go
+    # to the first, the one that picks up ``queued``)
+    graph = {"idle": [], "r": [], "queued": ["r"], "inline": ["r"], "after": ["inline"]}
+    cost = {"idle": 1.0, "r": MS, "queued": MS, "inline": MS, "after": MS}
+    at = spans(simulate(list(graph), graph, cost, threads=2))
+    assert at["inline"][1] < at["queued"][1]
+    assert at["inline"][0] < at["queued"][0] < at["inline"][1]  # still side by side
+    assert 0 < WAKE_UP < MS
+    # on shared cores the two start together and share them
+    shared = simulate(list(graph), graph, cost, threads=2, shared_cores=True)
+    assert [k for k, n in shared if n in ("queued", "inline")] == ["s", "s", "e", "e"]
 
 
 def test_one_thread_runs_one_op_at_a_time():

@@ -100,6 +100,15 @@ REDUCTION_OPS = frozenset(
 )
 _REDUCTION_SLOWDOWN = 2.2
 
+#: ns from an op being queued to an idle thread starting it, with every
+#: thread at full speed.  TF's profiles show the queued one of two ops made
+#: ready together starting 50 to 60 us after the one run inline (an MLP's
+#: input and weight gradients 53 us apart; the U-Net's last input gradient
+#: 58 us after its thread was free), so of two equally long ops the inline
+#: one ends first.  With shared cores, ops started together share them
+#: instead (``simulate``).
+WAKE_UP = 50_000.0
+
 Shape = tuple[int, ...]
 
 
@@ -302,5 +311,5 @@ def simulate(
         for other in sorted(idle):
             if any(tasks[k] for k in range(threads)):
                 idle.discard(other)
-                push(now, other)
+                push(now if shared_cores else now + WAKE_UP, other)
     return events
