@@ -27,6 +27,14 @@ little more from an unprofiled one.
     python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --compare
     python benchmarks/tf_timeline.py --case bilstm_long_adam_b64 --loops --kernels 0
 
+With ``--replay``, ``--swap`` says which half of the sequence an estimate
+that misses gets wrong: for each schedule the estimate replays, its own
+peak, the peak of TF's history (building and warm-up) followed by the
+estimate's measured step, and the peak of the estimate's history followed by
+TF's measured step.
+
+    python benchmarks/tf_timeline.py --case unet_small_adam --replay --swap
+
 With ``--replay``, ``--start`` also compares what the allocator holds when the
 measured step starts, in TF and in the estimate's model after its build and
 warm-up: how many allocations, how many bytes of chunks, and the chunk sizes
@@ -221,24 +229,17 @@ def live_at(memory: list, start: int) -> list[int]:
 def model_live_at_start(case_name: str) -> list[int]:
     """The chunk sizes the estimate's allocator model holds when the measured step starts."""
     from jupyter_tfmem import estimator
+
+    creation, warm, _, holders = estimate_sequences(case_name)[0]
+    n = get_case_batch(case_name)
+    model = estimator._allocator_after(creation, warm, [], n, holders)
+    return [model.chunks[addr][0] for addr in model.owner.values()]
+
+
+def get_case_batch(case_name: str) -> int:
     from jupyter_tfmem.zoo import get_case
 
-    case = get_case(case_name)
-    after = estimator._allocator_after
-    held: list[list[int]] = []
-
-    def grab(creation, warm, measured, m, holders=None):
-        if m == case.batch_size and not held:
-            model = after(creation, warm, [], m, holders)
-            held.append([model.chunks[addr][0] for addr in model.owner.values()])
-        return after(creation, warm, measured, m, holders)
-
-    estimator._allocator_after = grab
-    try:
-        case.estimate(device="CPU")
-    finally:
-        estimator._allocator_after = after
-    return held[0]
+    return get_case(case_name).batch_size
 
 
 def allocations_by_op(case_name: str, least: int) -> collections.Counter:
@@ -279,6 +280,56 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
     finally:
         schedule._output_buffer, estimator._allocator_after = made, after
     return counts[0]
+
+
+def estimate_sequences(case_name: str) -> list[tuple]:
+    """Per schedule the estimate replays: its build, warm-up and measured-step events."""
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.zoo import get_case
+
+    case = get_case(case_name)
+    after = estimator._allocator_after
+    got: list[tuple] = []
+
+    def grab(creation, warm, measured, m, holders=None):
+        if m == case.batch_size:
+            got.append((creation, warm, measured, holders))
+        return after(creation, warm, measured, m, holders)
+
+    estimator._allocator_after = grab
+    try:
+        case.estimate(device="CPU")
+    finally:
+        estimator._allocator_after = after
+    return got
+
+
+def swapped_peaks(memory: list, start: int, ours: list[tuple], n: int) -> list[tuple]:
+    """Per estimate schedule: its peak, TF's history + its step, its history + TF's step."""
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.engine.bfc import BFCModel
+
+    def tf_events(events: list) -> list[tuple]:
+        return [
+            ("a" if is_alloc else "f", ("tf", stats["addr"]), stats["requested_bytes"], 0, "")
+            for _, is_alloc, stats in events
+        ]
+
+    history, step = tf_events(memory[:start]), tf_events(memory[start:])
+    rows = []
+    for creation, warm, measured, holders in ours:
+        own = estimator._allocator_after(creation, warm, measured, n, holders).peak
+        tf_first = BFCModel()
+        tf_first.run(history, 0)
+        tf_first.reset_peak()
+        tf_first.run(measured, n)
+        ours_first = BFCModel()
+        estimator._allocate_persistent(ours_first, creation, holders)
+        ours_first.run(warm, n)
+        ours_first.reset_peak()
+        ours_first.run(step, 0)
+        rows.append((own, tf_first.peak, ours_first.peak))
+    return rows
 
 
 def print_start_state(case_name: str, tf_chunks: list[int]) -> None:
@@ -334,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
         "TF against the estimate's model",
     )
     parser.add_argument(
+        "--swap",
+        action="store_true",
+        help="with --replay: the peak with TF's history and the estimate's step, and the "
+        "reverse, for each schedule the estimate replays",
+    )
+    parser.add_argument(
         "--loops",
         action="store_true",
         help="when each while loop's body ran in the step, and on which threads",
@@ -349,8 +406,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.case not in case_names():
         parser.error(f"unknown case {args.case!r}; one of: {', '.join(case_names())}")
-    if args.start and not args.replay:
-        parser.error("--start needs --replay (the profile must begin before the model is built)")
+    for flag in ("start", "swap"):
+        if getattr(args, flag) and not args.replay:
+            parser.error(
+                f"--{flag} needs --replay (the profile must begin before the model is built)"
+            )
     run = profile(args.case, from_build=args.replay)
     memory = run["memory"]
     if args.replay:
@@ -363,6 +423,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         if args.start:
             print_start_state(args.case, live_at(memory, start))
+        if args.swap:
+            n = get_case_batch(args.case)
+            print(
+                "  per estimate schedule: its peak; TF's history + its step; "
+                "its history + TF's step"
+            )
+            for own, tf_first, ours_first in swapped_peaks(
+                memory, start, estimate_sequences(args.case), n
+            ):
+                print(f"    {own / MiB:8.2f} {tf_first / MiB:8.2f} {ours_first / MiB:8.2f} MiB")
         memory = memory[start:]
         # the build and the warm-up ran under the profiler too
         run["kernels"] = [k for k in run["kernels"] if k[0] >= memory[0][0]]
