@@ -226,20 +226,16 @@ def live_at(memory: list, start: int) -> list[int]:
     return list(live.values())
 
 
-def model_live_at_start(case_name: str) -> list[int]:
-    """The chunk sizes the estimate's allocator model holds when the measured step starts."""
+def model_live_at_start(sequence: tuple, n: int) -> list[int]:
+    """The chunk sizes the estimate's allocator model holds when the measured step starts.
+
+    ``sequence`` is one schedule's events from ``estimate_sequences``, at batch ``n``.
+    """
     from jupyter_tfmem import estimator
 
-    creation, warm, _, holders = estimate_sequences(case_name)[0]
-    n = get_case_batch(case_name)
+    creation, warm, _, holders = sequence
     model = estimator._allocator_after(creation, warm, [], n, holders)
     return [model.chunks[addr][0] for addr in model.owner.values()]
-
-
-def get_case_batch(case_name: str) -> int:
-    from jupyter_tfmem.zoo import get_case
-
-    return get_case(case_name).batch_size
 
 
 def allocations_by_op(case_name: str, least: int) -> collections.Counter:
@@ -282,8 +278,9 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
     return counts[0]
 
 
-def estimate_sequences(case_name: str) -> list[tuple]:
-    """Per schedule the estimate replays: its build, warm-up and measured-step events."""
+def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
+    """The case's batch, and per schedule the estimate replays at it: its build,
+    warm-up and measured-step events (``creation, warm, measured, holders``)."""
     from jupyter_tfmem import estimator
     from jupyter_tfmem.zoo import get_case
 
@@ -301,7 +298,7 @@ def estimate_sequences(case_name: str) -> list[tuple]:
         case.estimate(device="CPU")
     finally:
         estimator._allocator_after = after
-    return got
+    return case.batch_size, got
 
 
 def swapped_peaks(memory: list, start: int, ours: list[tuple], n: int) -> list[tuple]:
@@ -332,8 +329,7 @@ def swapped_peaks(memory: list, start: int, ours: list[tuple], n: int) -> list[t
     return rows
 
 
-def print_start_state(case_name: str, tf_chunks: list[int]) -> None:
-    ours = model_live_at_start(case_name)
+def print_start_state(ours: list[int], tf_chunks: list[int]) -> None:
     for label, chunks in (("TF", tf_chunks), ("model", ours)):
         print(
             f"  at the measured step's start, {label} holds {len(chunks)} allocations, "
@@ -421,17 +417,16 @@ def main(argv: list[str] | None = None) -> int:
             f"engine/bfc.py: measured-step peak {replayed / MiB:.2f} MiB (TF: "
             f"{run['peak'] / MiB:.2f}); {differ} got a chunk of another size than TF's"
         )
+        # one estimate serves both (it is the slow part after the profile)
+        n, sequences = estimate_sequences(args.case) if args.start or args.swap else (0, [])
         if args.start:
-            print_start_state(args.case, live_at(memory, start))
+            print_start_state(model_live_at_start(sequences[0], n), live_at(memory, start))
         if args.swap:
-            n = get_case_batch(args.case)
             print(
                 "  per estimate schedule: its peak; TF's history + its step; "
                 "its history + TF's step"
             )
-            for own, tf_first, ours_first in swapped_peaks(
-                memory, start, estimate_sequences(args.case), n
-            ):
+            for own, tf_first, ours_first in swapped_peaks(memory, start, sequences, n):
                 print(f"    {own / MiB:8.2f} {tf_first / MiB:8.2f} {ours_first / MiB:8.2f} MiB")
         memory = memory[start:]
         # the build and the warm-up ran under the profiler too
