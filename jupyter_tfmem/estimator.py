@@ -2078,8 +2078,10 @@ def _add_eigen_pool_grad_temps(nodes) -> None:
             continue
         a, b, dtype = pooled
         scale = 8 / tf.as_dtype(dtype).size
+        # the copy may take over input 1; earlier temporaries keep what they had
+        unset = [None] * (len(node.pre_temps) - len(node.pre_temp_inputs))
+        node.pre_temp_inputs = (*node.pre_temp_inputs, *unset, 1, None)
         node.pre_temps = (*node.pre_temps, (a, b), (a * scale, b * scale))
-        node.pre_temp_inputs = (*[None] * (len(node.pre_temps) - 2), 1, None)
         node.forwards = {0: (0,)}
 
 
