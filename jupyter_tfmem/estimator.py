@@ -974,16 +974,28 @@ def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches):
         _build_without_memory(compile_opt, list(model.trainable_variables))
         xla.fill_slots(list(compile_opt.variables))
     step = make_step(model, training=training, loss_fn=loss_fn, optimizer=compile_opt)
-    fn = tf.function(step, jit_compile=True, autograph=False)
+    structures = (x_specs, y_specs) if training else (x_specs,)
+    sizes = [len(tf.nest.flatten(s)) for s in structures]
+
+    def flat_step(*flat):
+        # XLA's compiler takes only flat tensor arguments; a model with
+        # several inputs (or outputs, for y) gets them packed back here.
+        args, pos = [], 0
+        for structure, size in zip(structures, sizes, strict=True):
+            args.append(tf.nest.pack_sequence_as(structure, list(flat[pos : pos + size])))
+            pos += size
+        return step(*args)
+
+    fn = tf.function(flat_step, jit_compile=True, autograph=False)
 
     def at(batch):
-        def spec(s):
-            return tf.TensorSpec((batch, *s.shape[1:]), s.dtype)
-
-        specs = (tf.nest.map_structure(spec, x_specs),)
-        if training:
-            specs += (tf.nest.map_structure(spec, y_specs),)
-        return xla.step_allocations(fn, specs)
+        return xla.step_allocations(
+            fn,
+            tuple(
+                tf.TensorSpec((batch, *s.shape[1:]), s.dtype)
+                for s in tf.nest.flatten(structures)
+            ),
+        )
 
     try:
         return tuple(at(b) for b in batches)

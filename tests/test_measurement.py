@@ -356,3 +356,35 @@ def test_jit_compiled_model_is_estimated_from_xla_buffer_assignment(training):
     measured = measure(model, 48, training=training, runs=1)
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
     assert fp.at(4).peak_bytes < fp.peak_bytes
+
+
+def test_a_jit_compiled_model_with_several_inputs_and_outputs_is_estimated():
+    """XLA's compiler takes flat tensor arguments only; a model given a list
+    of inputs and two outputs must still be compiled and sized, and agree
+    with the allocator."""
+    import keras
+
+    from jupyter_tfmem import estimate
+
+    a = keras.Input((32,), name="a")
+    b = keras.Input((16,), dtype="int32", name="b")
+    h = keras.layers.Concatenate()(
+        [
+            keras.layers.Dense(128, activation="relu")(a),
+            keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(500, 64)(b)),
+        ]
+    )
+    h = keras.layers.Dense(256, activation="relu")(h)
+    model = keras.Model(
+        [a, b], [keras.layers.Dense(1, name="score")(h), keras.layers.Dense(3, name="kind")(h)]
+    )
+    model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=True)
+    before = _snapshot(model)
+
+    fp = estimate(model, 256)
+
+    assert fp.executor == "xla"
+    assert any(row.name == "(XLA step buffer)" and row.total > 0 for row in fp.layers)
+    _assert_same(before, _snapshot(model))
+    measured = measure(model, 256, runs=1)
+    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
