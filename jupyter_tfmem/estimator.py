@@ -992,8 +992,7 @@ def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches):
         return xla.step_allocations(
             fn,
             tuple(
-                tf.TensorSpec((batch, *s.shape[1:]), s.dtype)
-                for s in tf.nest.flatten(structures)
+                tf.TensorSpec((batch, *s.shape[1:]), s.dtype) for s in tf.nest.flatten(structures)
             ),
         )
 
