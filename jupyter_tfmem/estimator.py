@@ -1801,6 +1801,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
     list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
     pushed: set[tuple[str, int]] = set()
     _sequence_loop_exits(nodes)
+    _ungate_loop_entries(nodes)
     # Seen in TF's log for inference (32 input projections alive in an LSTM
     # loop); in training steps it made the zoo's RNN rows worse, so it is
     # applied to inference only until training loops are understood.
@@ -2395,7 +2396,83 @@ def _runahead_ops(nodes) -> list[str]:
             continue
         if any(c in depends for c in consumers.get(name, ())):
             out.append(name)
+    # An op computed from loop constants alone (a mixed-precision cell's cast
+    # of its kernel) runs in each of those iterations as soon as it opens,
+    # before the data it is combined with exists: TF's log of two float16
+    # LSTMs holds 32 casts of each kernel while the embedding still runs.
+    invariant = _loop_invariant_ops(nodes, consumers)
+    ahead = set(out)
+    changed = True
+    while changed:
+        changed = False
+        for name in invariant:
+            node = nodes[name]
+            if name in ahead or name in depends or node.op in _NO_ALLOC:
+                continue
+            if any(c in ahead for c in consumers.get(name, ())):
+                ahead.add(name)
+                out.append(name)
+                changed = True
     return out
+
+
+def _loop_invariant_ops(nodes, consumers) -> set[str]:
+    """Loop-body ops whose inputs are the same in every iteration.
+
+    Those are constants and the loop's constant ``Enter``s (an ``Enter`` that
+    feeds a ``Merge`` is a loop variable), and ops of the body computed from
+    them only.
+    """
+    invariant = {
+        name
+        for name, node in nodes.items()
+        if node.op == "Const"
+        or (
+            node.op == "Enter"
+            and not any(nodes[c].op == "Merge" for c in consumers.get(name, ()) if c in nodes)
+        )
+    }
+    changed = True
+    while changed:
+        changed = False
+        for name, node in nodes.items():
+            if name in invariant or _frame_of(name) is None or node.op == "Merge":
+                continue
+            if node.inputs and all(src in invariant for src, _ in node.inputs):
+                invariant.add(name)
+                changed = True
+    return invariant
+
+
+def _ungate_loop_entries(nodes) -> None:
+    """Let a loop body's constant work start when the loop does, as in TF.
+
+    Grappler's lowering of a ``While`` (run here on the unlowered graph)
+    gates every ``Enter`` on a ``LoopControlInputs`` NoOp that waits for
+    all of the loop's inputs, and each body op on an ``input_control_node``
+    that waits for all of an iteration's loop variables.  So the replay
+    started a loop's body only once its input sequence existed.  TF's
+    profile of two float16 LSTMs runs both loops' casts of their kernels
+    from the step's first 50 us, while the embedding the first loop reads
+    is still being gathered, and the second loop's input is made 50 ms
+    later.  Both gates are dropped for the ops computed from loop constants
+    alone (``_loop_invariant_ops``); every other body op waits for its data.
+    """
+    gates = {
+        name
+        for name, node in nodes.items()
+        if node.op == "NoOp" and ("/LoopControlInputs" in name or "/input_control_node" in name)
+    }
+    if not gates:
+        return
+    consumers: dict[str, list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        for src, _ in node.inputs:
+            consumers[src].append(node.name)
+    for name in _loop_invariant_ops(nodes, consumers):
+        node = nodes[name]
+        if node.controls and (node.op == "Enter" or _frame_of(name) is not None):
+            node.controls[:] = [c for c in node.controls if c not in gates]
 
 
 def _sequence_loop_exits(nodes) -> None:

@@ -8,7 +8,7 @@ import pytest
 from _tflog import step_allocations
 
 from jupyter_tfmem.engine.schedule import Node
-from jupyter_tfmem.estimator import _const_slot, _runahead_ops
+from jupyter_tfmem.estimator import _const_slot, _runahead_ops, _ungate_loop_entries
 
 F32 = "float32"
 W = "model/rnn/while"
@@ -45,6 +45,39 @@ def test_only_ops_that_do_not_wait_for_the_state_run_ahead():
     # x_proj needs only the counter; h_proj and h_next need the state h; the
     # counter's own increment feeds nothing that waits.
     assert ahead == [f"{W}/body/_1/x_proj"]
+
+
+def _with_cast_kernel(nodes: dict[str, Node]) -> dict[str, Node]:
+    """``_loop()`` with x_proj reading a float16 cast of a loop-constant kernel,
+    and the gates Grappler's lowering puts on the loop's entry and body."""
+    gate, body_gate = f"{W}/LoopControlInputs/_9", f"Func/{W}/body/_1/input_control_node/_9"
+    extra = [
+        Node("kernel", "Placeholder", [], [], [(4.0, 0.0, F32)]),
+        Node(f"{W}/enter/_2", "Enter", [("kernel", 0)], [gate], [(4.0, 0.0, F32)]),
+        Node(gate, "NoOp", [], ["h0"], []),
+        Node(body_gate, "NoOp", [], [f"{W}/switch/_0", f"{W}/switch/_1"], []),
+        Node(f"{W}/body/_1/cast", "Cast", [(f"{W}/enter/_2", 0)], [body_gate], [(2.0, 0, F32)]),
+    ]
+    nodes.update({node.name: node for node in extra})
+    nodes[f"{W}/body/_1/x_proj"].inputs.append((f"{W}/body/_1/cast", 0))
+    nodes[f"{W}/body/_1/h_proj"].controls.append(body_gate)
+    return nodes
+
+
+def test_work_from_loop_constants_runs_ahead_when_it_feeds_work_that_does():
+    # The cast reads only the kernel: every open iteration casts it before
+    # its x_proj runs, so it is held as many times as x_proj is.
+    ahead = _runahead_ops(_with_cast_kernel(_loop()))
+    assert sorted(ahead) == [f"{W}/body/_1/cast", f"{W}/body/_1/x_proj"]
+
+
+def test_work_from_loop_constants_does_not_wait_for_the_loops_inputs():
+    nodes = _with_cast_kernel(_loop())
+    _ungate_loop_entries(nodes)
+    assert nodes[f"{W}/enter/_2"].controls == []
+    assert nodes[f"{W}/body/_1/cast"].controls == []
+    # an op that reads the state still waits for the iteration's variables
+    assert nodes[f"{W}/body/_1/h_proj"].controls == [f"Func/{W}/body/_1/input_control_node/_9"]
 
 
 def test_a_loop_without_state_runs_nothing_ahead():
