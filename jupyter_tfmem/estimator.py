@@ -1311,22 +1311,34 @@ def _allocator_slack(
     and the allocator model is rerun at a ladder of batch sizes around ``n``;
     ``Footprint.at`` interpolates between them.
     """
-    runs = []
+    steps = []  # per order: its events as the first step, as a later one, its slot holders
     timelines: list = []
     for order in orders:
         holders, copies = _shared_slots(nodes, order, creation)
-        runs.append((*_step_events(nodes, order, n, preset, keep, copies, timelines), holders))
+        steps.append((*_raw_steps(nodes, order, n, preset, keep, copies, timelines), holders))
+    # (holders, warm-up events, measured events): every pair of orders, and
+    # with two orders (one condition) also a warm-up of both in turn.
+    # Gradient accumulation needs the latter: its update step follows both an
+    # update (the slots have their own buffers) and an accumulating step (so
+    # have the accumulators); TF's update step after three accumulating ones
+    # starts from 107.5 MiB of chunks where either pair alone gave 60.9.
+    runs = []
+    sequences = [[i, j] for i in range(len(steps)) for j in range(len(steps))]
+    if len(steps) == 2:
+        sequences += [[i, 1 - i, j] for i in range(2) for j in range(2)]
+    for seq in sequences:
+        chained = _chained([steps[seq[0]][0]] + [steps[k][1] for k in seq[1:]])
+        runs.append((steps[seq[0]][2], [e for events in chained[:-1] for e in events], chained[-1]))
     points = []
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
         # The allocator's free lists carry over from one step to the next, and
         # consecutive steps may take different branches: try every pair.
         worst = None
-        for warm, _, holders in runs:
-            for _, measured, _ in runs:
-                model = _allocator_after(creation, warm, measured, m, holders)
-                if worst is None or model.peak > worst.peak:
-                    worst = model
+        for holders, warm, measured in runs:
+            model = _allocator_after(creation, warm, measured, m, holders)
+            if worst is None or model.peak > worst.peak:
+                worst = model
         # What the allocator adds over the largest live request at this batch,
         # charged to categories by the chunk slack they hold at its peak.
         linear = max(a + b * m for timeline in timelines for a, b in timeline) + idle_bytes
@@ -1347,6 +1359,16 @@ def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tu
     copies: the variable takes its new value's buffer.  The measured step's
     events name the buffers the variables hold after the warm-up.
     """
+    warm, measured = _chained(list(_raw_steps(nodes, order, n, preset, keep, shared, timelines)))
+    return warm, measured
+
+
+def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
+    """``order``'s events as the first step (``_step_events``) and as a later one.
+
+    Both start from the variables' own buffers; ``_chained`` names the
+    buffers an earlier step moved them to.
+    """
     from .engine.schedule import replay
 
     params = [t for t, buf in preset.items() if buf.persistent and buf.category == "parameters"]
@@ -1363,25 +1385,41 @@ def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tu
             nodes, order, n, preset=fresh, keep=keep, events=events, copy_first_writes=copies
         )
         steps.append(events)
-    if timelines is not None:  # the measured step's live bytes, op by op
+    if timelines is not None:  # a later step's live bytes, op by op
         timelines.append(timeline)
-    warm, measured = steps
-    # where each variable's buffer is after the warm-up: a copy, or the value it adopted
+    return steps[0], steps[1]
+
+
+def _chained(steps: list[list]) -> list[list]:
+    """Steps' events run one after another: each names the variables' buffers after the ones before.
+
+    A variable's buffer moves when a write copies it or it adopts a new
+    value; one that adopts a constant (zeros to reset to) has no buffer of its
+    own until it moves again.
+    """
     origin: dict = {}
-    moved: dict = {}
-    for kind, key, *rest in warm:
-        if (kind == "a" and key[0] == "cow") or kind == "m":
-            old, new = (key[2], key) if kind == "a" else (key, rest[0])
-            if new[0] == "c" or old[0] == "c":  # it shares a constant: no buffer of its own
-                moved.pop(origin.get(old, old), None)
-                continue
-            root = origin.get(old, old)
-            origin[new] = root
-            moved[root] = new
-    warm = [event for event in warm if event[0] != "m"]
-    return warm, [
-        (kind, moved.get(key, key), *rest) for kind, key, *rest in measured if kind != "m"
-    ]
+    moved: dict = {}  # a variable's own key -> the buffer it is in now
+    out = []
+    for step, events in enumerate(steps):
+
+        def name(key, step=step):
+            # a step's own buffers get keys of their own, so that one order's
+            # events can follow themselves; constants are made once
+            if key[0] == "p":
+                return moved.get(key, key)
+            return key if step == 0 or key[0] == "c" else (step, key)
+
+        out.append([(kind, name(key), *rest) for kind, key, *rest in events if kind != "m"])
+        for kind, key, *rest in events:
+            if (kind == "a" and key[0] == "cow") or kind == "m":
+                old, new = (key[2], key) if kind == "a" else (key, rest[0])
+                if new[0] == "c" or old[0] == "c":  # it shares a constant: no buffer of its own
+                    moved.pop(origin.get(old, old), None)
+                    continue
+                root = origin.get(old, old)
+                origin[new] = root
+                moved[root] = name(new)
+    return out
 
 
 def _read_while_updated(nodes, order, params: list) -> list:

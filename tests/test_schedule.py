@@ -293,3 +293,22 @@ def test_a_pool_gradient_works_in_its_inputs_buffers_when_nobody_else_needs_them
     assert _pool_gradient_peak(False) == inputs + 200  # only the argmax is new
     # the step returns the pool's input and output: a copy, the argmax, a result
     assert _pool_gradient_peak(True) == inputs + 100 + 200 + 400
+
+
+def test_a_third_step_frees_the_buffer_the_second_step_assigned():
+    # Steps run in turn (gradient accumulation's update after an accumulating
+    # step): each names the buffer the variable moved to in the step before.
+    from jupyter_tfmem.estimator import _chained, _raw_steps
+
+    nodes = {"v": Node("v", "VarHandleOp", [], [], [(0.0, 0.0, "resource")])}
+    nodes["update"] = Node("update", "Fill", [], [], [(VAR, 0.0, "float32")])
+    nodes["assign"] = Node("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], [])
+    preset = {("v", 0): Buffer(VAR, 0.0, None, "optimizer_state", 0, persistent=True)}
+    first, later = _raw_steps(nodes, topo_fifo_order(nodes), 1, preset, ())
+    steps = _chained([first, later, later])
+    made = [[key for kind, key, *_ in events if kind == "a"] for events in steps]
+    assert [len(keys) for keys in made] == [1, 1, 1]
+    # steps 2 and 3 are one replay's events, but each step allocates anew
+    assert len({keys[0] for keys in made}) == 3
+    assert ("f", made[0][0], 0.0, 0.0, None) in steps[1]
+    assert ("f", made[1][0], 0.0, 0.0, None) in steps[2]
