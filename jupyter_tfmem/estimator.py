@@ -1306,7 +1306,7 @@ def _allocator_slack(
     Persistent buffers are allocated first (as building the model and the
     optimizer does), then the step runs twice, as in the measuring protocol:
     a warm-up step shapes the free lists, the peak is read on the second (for
-    a step with conditions, the worst pair of branch orders).  The replay's
+    a step with conditions, the worst sequence of branch orders).  The replay's
     order does not depend on the batch size, so its events are recorded once
     and the allocator model is rerun at a ladder of batch sizes around ``n``;
     ``Footprint.at`` interpolates between them.
@@ -1333,7 +1333,7 @@ def _allocator_slack(
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
         # The allocator's free lists carry over from one step to the next, and
-        # consecutive steps may take different branches: try every pair.
+        # consecutive steps may take different branches: try every sequence.
         worst = None
         for holders, warm, measured in runs:
             model = _allocator_after(creation, warm, measured, m, holders)
@@ -1346,8 +1346,8 @@ def _allocator_slack(
     return tuple(points), timelines
 
 
-def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
-    """The allocator events of the warm-up step and of the measured step after it.
+def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
+    """``order``'s allocator events as the first step and as a later one.
 
     Two things make the first step differ.  Optimizer slots that share one
     buffer (``shared``, from ``_shared_slots``) copy it at their first
@@ -1356,18 +1356,9 @@ def _step_events(nodes, order, n, preset, keep, shared=(), timelines=None) -> tu
     reads, that depends on thread timing (TF's log of a four-layer MLP with
     Adam: two of four kernels, no bias), and such a weight is copied at its
     first update (``_read_while_updated``).  ``AssignVariableOp`` never
-    copies: the variable takes its new value's buffer.  The measured step's
-    events name the buffers the variables hold after the warm-up.
-    """
-    warm, measured = _chained(list(_raw_steps(nodes, order, n, preset, keep, shared, timelines)))
-    return warm, measured
-
-
-def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
-    """``order``'s events as the first step (``_step_events``) and as a later one.
-
-    Both start from the variables' own buffers; ``_chained`` names the
-    buffers an earlier step moved them to.
+    copies: the variable takes its new value's buffer.  Both start from the
+    variables' own buffers; ``_chained`` names the buffers an earlier step
+    moved them to.
     """
     from .engine.schedule import replay
 

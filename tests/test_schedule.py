@@ -179,13 +179,13 @@ def test_a_variable_reset_to_a_constant_shares_it_and_copies_at_its_next_update(
 
 
 def test_the_measured_step_frees_the_buffer_the_warm_up_assigned():
-    from jupyter_tfmem.estimator import _step_events
+    from jupyter_tfmem.estimator import _chained, _raw_steps
 
     nodes = {"v": Node("v", "VarHandleOp", [], [], [(0.0, 0.0, "resource")])}
     nodes["update"] = Node("update", "Fill", [], [], [(VAR, 0.0, "float32")])
     nodes["assign"] = Node("assign", "AssignVariableOp", [("v", 0), ("update", 0)], [], [])
     preset = {("v", 0): Buffer(VAR, 0.0, None, "optimizer_state", 0, persistent=True)}
-    warm, measured = _step_events(nodes, topo_fifo_order(nodes), 1, preset, ())
+    warm, measured = _chained(list(_raw_steps(nodes, topo_fifo_order(nodes), 1, preset, ())))
     (first,) = [key for kind, key, *_ in warm if kind == "a"]
     assert [kind for kind, *_ in warm] == ["a", "f"]  # the value, then v's first buffer
     assert ("f", ("p", "v"), 0.0, 0.0, None) in warm
