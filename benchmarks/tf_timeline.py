@@ -288,8 +288,9 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
 
 
 def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
-    """The case's batch, and per schedule the estimate replays at it: its build,
-    warm-up and measured-step events (``creation, warm, measured, holders``)."""
+    """The case's batch, and each sequence the estimate's allocator model runs at it
+    (per schedule, and per sequence of branch orders for a step with conditions):
+    its build, warm-up and measured-step events (``creation, warm, measured, holders``)."""
     from jupyter_tfmem import estimator
     from jupyter_tfmem.zoo import get_case
 

@@ -2415,10 +2415,7 @@ def _runahead_ops(nodes) -> list[str]:
             if any(src in depends for src, _ in node.inputs):
                 depends.add(name)
                 changed = True
-    consumers: dict[str, list[str]] = collections.defaultdict(list)
-    for node in nodes.values():
-        for src, _ in node.inputs:
-            consumers[src].append(node.name)
+    consumers = _node_consumers(nodes)
     out = []
     for name, node in nodes.items():
         if _frame_of(name) is None or name in depends or node.op in _NO_ALLOC:
@@ -2443,6 +2440,15 @@ def _runahead_ops(nodes) -> list[str]:
                 out.append(name)
                 changed = True
     return out
+
+
+def _node_consumers(nodes) -> dict[str, list[str]]:
+    """The ops that read each op's outputs, by name (data inputs only)."""
+    consumers: dict[str, list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        for src, _ in node.inputs:
+            consumers[src].append(node.name)
+    return consumers
 
 
 def _loop_invariant_ops(nodes, consumers) -> set[str]:
@@ -2495,11 +2501,7 @@ def _ungate_loop_entries(nodes) -> None:
     }
     if not gates:
         return
-    consumers: dict[str, list[str]] = collections.defaultdict(list)
-    for node in nodes.values():
-        for src, _ in node.inputs:
-            consumers[src].append(node.name)
-    for name in _loop_invariant_ops(nodes, consumers):
+    for name in _loop_invariant_ops(nodes, _node_consumers(nodes)):
         node = nodes[name]
         if node.controls and (node.op == "Enter" or _frame_of(name) is not None):
             node.controls[:] = [c for c in node.controls if c not in gates]
