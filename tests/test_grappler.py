@@ -259,3 +259,34 @@ def test_two_calls_of_one_pass_are_one_call_of_two_passes():
         assert _without_hints(one_call) == _without_hints(two_calls)
         once = grappler.restored(grappler.first_pass(traced.graph_def, traced.fetches))
         assert once.SerializeToString() != two_calls.SerializeToString()  # a pass did something
+
+
+def test_a_bfloat16_fused_convolution_gets_its_convolutions_shape():
+    # With oneDNN, Grappler's remapper fuses a bfloat16 Conv2D, BiasAdd and
+    # Relu into _FusedConv2D, whose op definition does not list bfloat16
+    # (TF's runtime rewrites it into a oneDNN op): MobileNetV3 under
+    # mixed_bfloat16 could not be estimated.
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    bf16 = tf.bfloat16.as_datatype_enum
+    x = gd.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = bf16
+    x.attr["shape"].shape.CopyFrom(tf.TensorShape([2, 8, 8, 3]).as_proto())
+    for name, shape in (("w", [3, 3, 3, 4]), ("b", [4])):
+        const = gd.node.add(name=name, op="Const")
+        const.attr["dtype"].type = bf16
+        const.attr["value"].tensor.CopyFrom(
+            tf.make_tensor_proto(tf.zeros(shape, tf.bfloat16).numpy())
+        )
+    conv = gd.node.add(name="conv", op="_FusedConv2D", input=["x", "w", "b"])
+    conv.attr["T"].type = bf16
+    conv.attr["TArgs"].list.type.append(bf16)
+    conv.attr["num_args"].i = 1
+    conv.attr["fused_ops"].list.s.extend([b"BiasAdd", b"Relu"])
+    conv.attr["strides"].list.i.extend([1, 2, 2, 1])
+    conv.attr["padding"].s = b"SAME"
+    with pytest.raises(ValueError, match="bfloat16"):
+        grappler.infer_shapes(gd, ["conv"])
+    props = grappler.infer_shapes(grappler.materialize_variables(gd, {}), ["conv"])
+    assert props["conv"] == [((2, 4, 4, 4), tf.bfloat16)]

@@ -429,7 +429,55 @@ def materialize_variables(
             node.ClearField("attr")
             node.attr["T"].list.type.extend([dtype, dtype])
     gd.node.extend(extra)
+    _unfuse_unregistered_dtypes(gd)
     return gd
+
+
+#: Fused ops whose registered dtypes are narrower than what Grappler's
+#: remapper gives them, and the op whose shape function they share.
+_SHAPE_TWINS = {
+    "_FusedConv2D": (
+        "Conv2D",
+        ("strides", "padding", "explicit_paddings", "data_format", "dilations"),
+    )
+}
+
+
+def _unfuse_unregistered_dtypes(gd: graph_pb2.GraphDef) -> None:
+    """Give fused ops whose dtype their op definition refuses their plain op's shape.
+
+    With oneDNN on, Grappler's remapper fuses a bfloat16 Conv2D with its
+    BiasAdd and activation into ``_FusedConv2D``, which TF's runtime then
+    rewrites into a oneDNN kernel; the ``_FusedConv2D`` definition itself does
+    not list bfloat16, so importing the graph for shape inference would fail
+    (MobileNetV3 under ``mixed_bfloat16``).  The output's shape is the
+    convolution's, so such a node becomes that convolution for the import,
+    its other inputs kept as control inputs.
+    """
+    from tensorflow.python.framework import op_def_registry
+
+    for node in gd.node:
+        twin = _SHAPE_TWINS.get(node.op)
+        if twin is None or "T" not in node.attr:
+            continue
+        op_def = op_def_registry.get(node.op)
+        allowed = (
+            next((a.allowed_values.list.type for a in op_def.attr if a.name == "T"), None)
+            if op_def is not None
+            else None
+        )
+        if not allowed or node.attr["T"].type in allowed:
+            continue
+        op, keep = twin
+        data = [i for i in node.input if not i.startswith("^")]
+        ctrl = [i for i in node.input if i.startswith("^")]
+        del node.input[:]
+        node.input.extend(data[:2] + ["^" + i.split(":")[0] for i in data[2:]] + ctrl)
+        attrs = {k: copy.deepcopy(node.attr[k]) for k in ("T", *keep) if k in node.attr}
+        node.op = op
+        node.ClearField("attr")
+        for key, value in attrs.items():
+            node.attr[key].CopyFrom(value)
 
 
 TensorProps = list[tuple[tuple[int, ...] | None, Any]]
