@@ -269,12 +269,18 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
 
     def count(creation, warm, measured, m, holders=None):
         if m == case.batch_size and not counts:
+            # a later step's keys are (step, the op's key): see estimator._chained
+            keys = [
+                (key[1] if isinstance(key[0], int) else key, a + b * m)
+                for kind, key, a, b, _ in measured
+                if kind == "a"
+            ]
             counts.append(
                 collections.Counter(
                     # a copy-on-write's key names the variable, not an op
                     "(copy-on-write of a variable)" if key[0] == "cow" else str(key[2])
-                    for kind, key, a, b, _ in measured
-                    if kind == "a" and len(key) > 2 and a + b * m >= least
+                    for key, size in keys
+                    if len(key) > 2 and size >= least
                 )
             )
         return after(creation, warm, measured, m, holders)
@@ -331,7 +337,7 @@ def swapped_peaks(memory: list, start: int, ours: list[tuple], n: int) -> list[t
         tf_first.reset_peak()
         tf_first.run(measured, n)
         ours_first = BFCModel()
-        estimator._allocate_persistent(ours_first, creation, holders)
+        estimator._allocate_persistent(ours_first, creation, holders, n)
         ours_first.run(warm, n)
         ours_first.reset_peak()
         ours_first.run(step, 0)
