@@ -213,3 +213,41 @@ def test_a_weight_updated_in_a_branch_is_copied_if_an_op_may_still_read_it():
     # with no such reader, the update waits for every op that reads w
     del nodes["dx"]
     assert _read_while_updated(nodes, topo_fifo_order(nodes), [("w", 0)]) == []
+
+
+def test_the_batch_is_allocated_after_the_weights_and_before_the_slots(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+
+    # the measurement makes its batch after building the model and before
+    # the first step, where Keras builds the optimizer's slots; the batch is
+    # held from then on (TF's log of a GRU holds its input chunk when the
+    # measured step starts)
+    inp = keras.Input((64,))
+    model = keras.Model(inp, keras.layers.Dense(8)(keras.layers.Dense(64)(inp)))
+    seen = []
+    real = estimator._allocator_after
+
+    def spy(creation, warm, measured, m, holders=None):
+        seen.append((creation, warm, measured, m))
+        return real(creation, warm, measured, m, holders)
+
+    monkeypatch.setattr(estimator, "_allocator_after", spy)
+    estimate(model, 32, training=True, optimizer="adam", loss="mse")
+    creation, warm, measured, m = seen[0]
+    categories = [category for _, _, category, *_ in creation]
+    batch = [i for i, category in enumerate(categories) if category == "input_batch"]
+    assert len(batch) == 2  # x and y
+    assert max(i for i, c in enumerate(categories) if c == "parameters") < min(batch)
+    assert max(batch) < min(i for i, c in enumerate(categories) if c == "optimizer_state")
+    # sized at each batch of the slack ladder, and never made again by a step
+    from jupyter_tfmem.engine.bfc import BFCModel
+
+    built = BFCModel()
+    estimator._allocate_persistent(built, creation, None, m)
+    x = creation[batch[0]][0]
+    assert built.chunks[built.owner[x]][0] >= 64 * 4 * m
+    # (a later step's keys are (step, key): estimator._chained)
+    keys = [key[1] if isinstance(key[0], int) else key for _, key, *_ in warm + measured]
+    assert not [key for key in keys if key[0] == "in"]

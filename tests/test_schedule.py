@@ -312,3 +312,60 @@ def test_a_third_step_frees_the_buffer_the_second_step_assigned():
     assert len({keys[0] for keys in made}) == 3
     assert ("f", made[0][0], 0.0, 0.0, None) in steps[1]
     assert ("f", made[1][0], 0.0, 0.0, None) in steps[2]
+
+
+def test_a_list_of_elements_is_allocated_and_freed_element_by_element():
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(64.0, 0.0, "float32")]),
+        "list": Node("list", "TensorListFromTensor", [("x", 0)], [], [(64.0, 0.0, "variant")]),
+        "stack": Node("stack", "TensorListStack", [("list", 0)], [], [(64.0, 0.0, "float32")]),
+    }
+    nodes["list"].pieces = 4
+    preset = {("x", 0): Buffer(64.0, 0.0, "float32", "input_batch", 0, keep=True)}
+    events: list = []
+    replay(nodes, ["list", "stack"], 1, preset=preset, keep=[("stack", 0)], events=events)
+    made = [(key, a) for kind, key, a, *_ in events if kind == "a"]
+    # the batch is one allocation, the list four of a quarter each, the stack one
+    assert [a for _, a in made] == [64.0, 16.0, 16.0, 16.0, 16.0, 64.0]
+    pieces = {key for key, a in made if a == 16.0}
+    assert len(pieces) == 4
+    assert pieces <= {key for kind, key, *_ in events if kind == "f"}
+
+
+def test_elements_fit_the_gaps_one_buffer_of_their_size_does_not():
+    from jupyter_tfmem.engine.bfc import BFCModel
+
+    def peak(pieces: int) -> int:
+        bfc = BFCModel()
+        # two 1 MiB gaps between held chunks in the first 2 MiB region ...
+        for i in range(4):
+            bfc.alloc(i, 512 << 10)
+        bfc.free(0)
+        bfc.free(2)
+        # ... then a 1 MiB list
+        for p in range(pieces):
+            bfc.alloc(("list", p), (1 << 20) // pieces)
+        return bfc.total_region
+
+    assert peak(4) == 2 << 20  # its elements go into the gaps
+    assert peak(1) > 2 << 20  # one buffer of the list's size needs a new region
+
+
+def test_the_batch_is_made_before_the_steps_and_constants_before_the_first_ops():
+    from jupyter_tfmem.estimator import _raw_steps
+
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(0.0, 64.0, "float32")]),
+        "h": Node("h", "Relu", [("x", 0)], [], [(0.0, 64.0, "float32")]),
+        "zeros": Node("zeros", "Const", [], [], [(32.0, 0.0, "float32")]),
+        "out": Node("out", "AddV2", [("h", 0), ("zeros", 0)], [], [(0.0, 64.0, "float32")]),
+    }
+    preset = {("x", 0): Buffer(0.0, 64.0, "float32", "input_batch", 0, keep=True)}
+    first, later = _raw_steps(nodes, ["h", "zeros", "out"], 1, preset, [("out", 0)])
+    # the batch is held from before the first step (_allocate_persistent): no step makes it
+    assert not [e for e in first + later if e[1][0] == "in"]
+    made = [key for kind, key, *_ in first if kind == "a"]
+    # the constant that the step reads after "h" is made when the function's
+    # kernels are, before any op runs
+    assert made[0] == ("c", "zeros", 0)
+    assert made[1][0] == "t"

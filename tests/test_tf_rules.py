@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from _tflog import step_allocations
+from _tflog import logged_allocations, step_allocations
 
 from jupyter_tfmem.engine.schedule import Node
 from jupyter_tfmem.estimator import _const_slot, _runahead_ops, _ungate_loop_entries
@@ -385,3 +385,52 @@ def test_tfs_cross_entropy_writes_its_gradient_into_logits_nobody_else_reads():
     alone, kept = ([s for s in sizes if s >= logits] for sizes in logged)
     assert alone == [logits]  # the product; the gradient is written over it
     assert kept == [logits, logits]  # the logits are returned: the gradient needs its own
+
+
+def test_tfs_list_from_a_tensor_allocates_each_row_on_its_own():
+    """TensorListFromTensor copies every row into an element of its own: the
+    replay's list is that many allocations (``Buffer.pieces``), not one."""
+    from jupyter_tfmem.estimator import _rows
+
+    rows, row = 40, (64, 32)
+    logged = step_allocations(
+        """
+        def RUN(case, x):
+            shape = tf.constant(case["row"])
+            items = tf.raw_ops.TensorListFromTensor(tensor=x, element_shape=shape)
+            return tf.raw_ops.TensorListGetItem(
+                input_handle=items, index=3, element_shape=shape, element_dtype=tf.float32
+            )
+        """,
+        [{"inputs": [([rows, *row], "float32")], "row": list(row)}],
+    )[0]
+    element = math.prod(row) * 4
+    assert logged.count(element) >= rows
+    assert element * rows not in logged
+    props = {"x": [((rows, *row), F32)]}
+    assert _rows(props, props, ("x", 0)) == rows
+    # a first dimension that grows with the batch is not a row count
+    assert _rows(props, {"x": [((rows + 1, *row), F32)]}, ("x", 0)) == 1
+
+
+def test_tfs_function_makes_its_constants_before_its_first_op_runs():
+    logged = logged_allocations(
+        """
+        import sys
+        import numpy as np
+        import tensorflow as tf
+        table = np.arange(64 * 1024, dtype="float32").reshape(256, 256)
+        f = tf.function(lambda x: tf.matmul(tf.nn.relu(x), table))
+        x = tf.ones((512, 256))
+        print("MARK first", file=sys.stderr, flush=True)
+        f(x)
+        print("MARK end", file=sys.stderr, flush=True)
+        """
+    )
+    big = [(kind, size, name) for kind, size, _, name in logged["first"] if size >= 256 * 1024]
+    # (tracing and Grappler make and free copies of the table first)
+    made = big.index(("a", 256 * 1024, "ConstantOp"))
+    first_op = next(i for i, (kind, size, _) in enumerate(big) if kind == "a" and size > 256 * 1024)
+    # the constant is made before the relu, the step's first op, and is kept
+    assert made < first_op, big
+    assert len([e for e in big[made:] if e[:2] == ("f", 256 * 1024)]) == 0

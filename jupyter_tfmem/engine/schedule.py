@@ -40,6 +40,10 @@ class Buffer:
     live: bool = False
     keep: bool = False  # a function output: alive until the step returns
     key: object = None  # identity in the allocator model
+    #: equal allocations the buffer is made of: a TensorList's elements are
+    #: each allocated on their own, so the allocator can fit them into gaps
+    #: a single buffer of their total size would not fit
+    pieces: int = 1
 
 
 @dataclasses.dataclass
@@ -65,6 +69,8 @@ class Node:
     #: node runs differs from ``opsem.FORWARDED_INPUTS``' (Eigen's max pool
     #: gradient writes into its input, oneDNN's does not)
     forwards: dict[int, tuple[int, ...]] | None = None
+    #: the allocations output 0 is made of (``Buffer.pieces``)
+    pieces: int = 1
 
 
 @dataclasses.dataclass
@@ -154,12 +160,16 @@ def replay(
             return
         buf.live = True
         live[id(buf)] = buf
-        if events is not None and not (
-            buf.persistent and buf.key is not None and buf.key[0] == "p"
-        ):
+        if events is not None and not _made_before(buf):
             if buf.key is None:
                 buf.key = ("t", next(_keys))
-            events.append(("a", buf.key, buf.a, buf.b, buf.category))
+            if buf.pieces > 1:
+                k = _pieces(buf)
+                events.extend(
+                    ("a", (*buf.key, i), buf.a / k, buf.b / k, buf.category) for i in range(k)
+                )
+            else:
+                events.append(("a", buf.key, buf.a, buf.b, buf.category))
         a_live += buf.a  # requested bytes; the allocator's slack is modelled in bfc.py
         b_live += buf.b
 
@@ -169,8 +179,11 @@ def replay(
             return
         buf.live = False
         del live[id(buf)]
-        if events is not None:
-            events.append(("f", buf.key, 0.0, 0.0, None))
+        if events is not None and not _made_before(buf):
+            if buf.pieces > 1:
+                events.extend(("f", (*buf.key, i), 0.0, 0.0, None) for i in range(_pieces(buf)))
+            else:
+                events.append(("f", buf.key, 0.0, 0.0, None))
         a_live -= buf.a
         b_live -= buf.b
 
@@ -350,6 +363,24 @@ def _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders) 
     holders[id(new)].extend(moving)
 
 
+#: At most this many allocations stand for one buffer's pieces, each then
+#: holding several of its elements: the allocator model runs every event at
+#: each batch of the slack ladder, for every sequence of steps, and a long
+#: sequence's lists would otherwise add thousands.  64 changed the SimpleRNN
+#: and GRU cases by at most 0.8% against one allocation per element and
+#: halved a stacked bidirectional GRU's estimate time.
+MAX_PIECES = 64
+
+
+def _pieces(buf: Buffer) -> int:
+    return min(buf.pieces, MAX_PIECES)
+
+
+def _made_before(buf: Buffer) -> bool:
+    """Whether the allocator model made ``buf`` before the step (a variable, the batch)."""
+    return buf.key is not None and (buf.key[0] == "in" or (buf.persistent and buf.key[0] == "p"))
+
+
 def _is_constant(buf: Buffer) -> bool:
     """A ``Const`` op's tensor: the kernel holds it for as long as the function lives."""
     return isinstance(buf.key, tuple) and buf.key[:1] == ("c",)
@@ -403,7 +434,7 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
         for buf in candidates:
             if buf is not None and buf.dtype == dtype and _takes_over(buf, a, b):
                 return buf  # written in place: the output takes over the buffer
-    return Buffer(a, b, dtype, category, node.layer)
+    return Buffer(a, b, dtype, category, node.layer, pieces=node.pieces if idx == 0 else 1)
 
 
 def _takes_over(buf: Buffer | None, a: float, b: float) -> bool:
