@@ -81,7 +81,9 @@ def _optimizer_key(optimizer: Any) -> str:
 
 
 def _input_values(model: Any) -> int:
-    return sum(_elements(t.shape) for t in model.inputs)
+    # a subclassed model has no symbolic inputs or layer outputs to walk:
+    # the recipes see only its parameters, as they would in a user's hands
+    return sum(_elements(t.shape) for t in getattr(model, "inputs", None) or ())
 
 
 def cs231n_rule(
