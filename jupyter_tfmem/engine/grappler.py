@@ -192,6 +192,16 @@ def structure(
     """
     names = names or {}
     consts = {n.name for n in graph_def.node if n.op == "Const"}
+    # An empty list made from constants alone is as much a value as they are:
+    # Grappler merges two equal ones as it merges equal constants (two
+    # loops' accumulators whose element shapes coincide at one batch size:
+    # a SimpleRNN's [batch, 64] state and its 64x64 kernel at batch 64).
+    consts |= {
+        n.name
+        for n in graph_def.node
+        if n.op in ("EmptyTensorList", "TensorListReserve")
+        and all(r.lstrip("^").partition(":")[0] in consts for r in n.input)
+    }
 
     def ref(r: str) -> str:
         ctrl = "^" if r.startswith("^") else ""
@@ -200,8 +210,9 @@ def structure(
             return ctrl + "<const>" + sep + port
         return ctrl + names.get(name, name) + sep + port
 
+    # one merged value read where two were: the same inputs, once each
     return {
-        (names.get(n.name, n.name), n.op, tuple(ref(r) for r in n.input))
+        (names.get(n.name, n.name), n.op, tuple(dict.fromkeys(ref(r) for r in n.input)))
         for n in graph_def.node
         if n.name not in consts
     }
@@ -428,9 +439,48 @@ def materialize_variables(
             node.op = "IdentityN"
             node.ClearField("attr")
             node.attr["T"].list.type.extend([dtype, dtype])
+    _list_plumbing_keeps_element_shapes(gd, extra)
     gd.node.extend(extra)
     _unfuse_unregistered_dtypes(gd)
     return gd
+
+
+def _list_plumbing_keeps_element_shapes(gd: graph_pb2.GraphDef, extra: list) -> None:
+    """Let a TensorList's element shape reach its readers through loop plumbing.
+
+    A list's element shape travels as handle data, which ``Identity`` passes
+    on and ``IdentityN`` (what Merge and Switch became above) drops: a
+    backward loop's ``TensorListPopBack`` then had no element shape, and
+    every tensor its body computes from the popped element (the gradient
+    loop's products, the input gradient's list) was of unknown size and
+    counted as 0 bytes (27 tensors of a two-layer SimpleRNN's step).  So the
+    readers of a variant Merge or Switch read an ``Identity`` of its data
+    instead; the IdentityN stays for the node's own shapes.
+    """
+    variant = dtypes.variant.as_datatype_enum
+    reroute: dict[str, str] = {}
+    for node in gd.node:
+        if node.op != "IdentityN" or not node.input:
+            continue
+        types = node.attr["T"].list.type
+        if not types or types[0] != variant:
+            continue
+        ident = node_def_pb2.NodeDef(
+            name=node.name + "/__tfmem_list", op="Identity", device=node.device
+        )
+        ident.input.append(node.input[0])
+        ident.attr["T"].type = variant
+        extra.append(ident)
+        outs = (0, 1) if len(types) == 2 and types[1] == variant else (0,)
+        for port in outs:
+            reroute[f"{node.name}:{port}"] = ident.name
+        reroute[node.name] = ident.name
+    if not reroute:
+        return
+    for node in list(gd.node) + extra:
+        for i, ref in enumerate(node.input):
+            if not ref.startswith("^") and ref in reroute:
+                node.input[i] = reroute[ref]
 
 
 #: Fused ops whose registered dtypes are narrower than what Grappler's
