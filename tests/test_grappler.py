@@ -292,19 +292,24 @@ def test_a_bfloat16_fused_convolution_gets_its_convolutions_shape():
     assert props["conv"] == [((2, 4, 4, 4), tf.bfloat16)]
 
 
-def test_a_backward_loop_knows_the_shape_of_what_it_pops():
-    # A list's element shape reaches the backward loop's TensorListPopBack
-    # through the loop plumbing; without it the gradient loop's tensors
-    # (and the input gradient's list) were of unknown size, counted as 0.
+def _two_simple_rnns_notes(steps: int, units: tuple[int, int], batch: int) -> tuple[str, ...]:
+    """The notes of a training estimate of two stacked SimpleRNNs."""
     import keras
 
     from jupyter_tfmem import estimate
 
-    inp = keras.Input((20, 4))
-    x = keras.layers.SimpleRNN(16, return_sequences=True)(inp)
-    model = keras.Model(inp, keras.layers.SimpleRNN(8)(x))
-    fp = estimate(model, 8, training=True, optimizer="sgd", loss="mse")
-    assert not [note for note in fp.notes if "cannot infer" in note], fp.notes
+    inp = keras.Input((steps, 4))
+    x = keras.layers.SimpleRNN(units[0], return_sequences=True)(inp)
+    model = keras.Model(inp, keras.layers.SimpleRNN(units[1])(x))
+    return estimate(model, batch, training=True, optimizer="sgd", loss="mse").notes
+
+
+def test_a_backward_loop_knows_the_shape_of_what_it_pops():
+    # A list's element shape reaches the backward loop's TensorListPopBack
+    # through the loop plumbing; without it the gradient loop's tensors
+    # (and the input gradient's list) were of unknown size, counted as 0.
+    notes = _two_simple_rnns_notes(20, (16, 8), 8)
+    assert not [note for note in notes if "cannot infer" in note], notes
 
 
 def test_a_batch_that_makes_two_lists_equal_is_still_traced_at_its_size():
@@ -312,12 +317,5 @@ def test_a_batch_that_makes_two_lists_equal_is_still_traced_at_its_size():
     # give two accumulators equal element shapes, and Grappler merges the
     # two empty lists: the graphs at batch 8 and 9 differ only by that, and
     # the estimate must not fall back to the open-batch graph.
-    import keras
-
-    from jupyter_tfmem import estimate
-
-    inp = keras.Input((10, 4))
-    x = keras.layers.SimpleRNN(8, return_sequences=True)(inp)
-    model = keras.Model(inp, keras.layers.SimpleRNN(8)(x))
-    fp = estimate(model, 8, training=True, optimizer="sgd", loss="mse")
-    assert not [note for note in fp.notes if "different graph" in note], fp.notes
+    notes = _two_simple_rnns_notes(10, (8, 8), 8)
+    assert not [note for note in notes if "different graph" in note], notes
