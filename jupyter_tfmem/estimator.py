@@ -1398,8 +1398,8 @@ def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tupl
             # before the first step runs an op (TF's log of a GRU: its zero
             # initial state, then the step's first transpose); the replay
             # meets each at its first reader.
-            made = [e for e in events if e[0] == "a" and e[1][0] == "c"]
-            events = made + [e for e in events if not (e[0] == "a" and e[1][0] == "c")]
+            # (a stable sort: every other event keeps its place)
+            events.sort(key=lambda e: not (e[0] == "a" and e[1][0] == "c"))
         steps.append(events)
     if timelines is not None:  # a later step's live bytes, op by op
         timelines.append(timeline)
@@ -1688,7 +1688,7 @@ def _rows(props1, props2, tensor: tuple[str, int]) -> int:
         p[tensor[1]][0] if len(p) > tensor[1] else None
         for p in (props1.get(tensor[0], []), props2.get(tensor[0], []))
     ]
-    if any(d is None or not d for d in dims) or dims[0][0] != dims[1][0]:
+    if not all(dims) or dims[0][0] != dims[1][0]:
         return 1
     return max(int(dims[0][0]), 1)
 
@@ -1962,7 +1962,8 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         origin = _list_origin(nodes, node.inputs[0]) if node.inputs else None
         target = origin if origin is not None else node
         prev = target.outputs[0] if target.outputs and target.outputs[0] else (0.0, 0.0, dtype)
-        # each element is an allocation of its own, made as its iteration runs
+        # each element is an allocation of its own (TF makes it as its
+        # iteration runs; the replay, where the list is charged)
         target.pieces = (target.pieces if prev[0] + prev[1] > 0 else 0) + trip
         target.outputs[0] = (prev[0] + a * trip, prev[1] + b * trip, dtype)
         list_trip[id(target.outputs[0])] = trip

@@ -163,13 +163,9 @@ def replay(
         if events is not None and not _made_before(buf):
             if buf.key is None:
                 buf.key = ("t", next(_keys))
-            if buf.pieces > 1:
-                k = _pieces(buf)
-                events.extend(
-                    ("a", (*buf.key, i), buf.a / k, buf.b / k, buf.category) for i in range(k)
-                )
-            else:
-                events.append(("a", buf.key, buf.a, buf.b, buf.category))
+            keys = _allocation_keys(buf)
+            k = len(keys)
+            events.extend(("a", key, buf.a / k, buf.b / k, buf.category) for key in keys)
         a_live += buf.a  # requested bytes; the allocator's slack is modelled in bfc.py
         b_live += buf.b
 
@@ -180,10 +176,7 @@ def replay(
         buf.live = False
         del live[id(buf)]
         if events is not None and not _made_before(buf):
-            if buf.pieces > 1:
-                events.extend(("f", (*buf.key, i), 0.0, 0.0, None) for i in range(_pieces(buf)))
-            else:
-                events.append(("f", buf.key, 0.0, 0.0, None))
+            events.extend(("f", key, 0.0, 0.0, None) for key in _allocation_keys(buf))
         a_live -= buf.a
         b_live -= buf.b
 
@@ -372,8 +365,10 @@ def _move_variable(handle, var_buf, new, reads, remaining, tensor_buf, holders) 
 MAX_PIECES = 64
 
 
-def _pieces(buf: Buffer) -> int:
-    return min(buf.pieces, MAX_PIECES)
+def _allocation_keys(buf: Buffer) -> list:
+    """The allocator model's keys for ``buf``: its own, or one per piece."""
+    k = min(buf.pieces, MAX_PIECES)
+    return [buf.key] if k <= 1 else [(*buf.key, i) for i in range(k)]
 
 
 def _made_before(buf: Buffer) -> bool:
