@@ -335,9 +335,9 @@ def test_a_list_of_elements_is_allocated_and_freed_element_by_element():
 def test_elements_fit_the_gaps_one_buffer_of_their_size_does_not():
     from jupyter_tfmem.engine.bfc import BFCModel
 
-    def peak(pieces: int) -> int:
+    def regions(pieces: int) -> int:
         bfc = BFCModel()
-        # two 1 MiB gaps between held chunks in the first 2 MiB region ...
+        # two 512 KiB gaps between held chunks in the first 2 MiB region ...
         for i in range(4):
             bfc.alloc(i, 512 << 10)
         bfc.free(0)
@@ -347,8 +347,8 @@ def test_elements_fit_the_gaps_one_buffer_of_their_size_does_not():
             bfc.alloc(("list", p), (1 << 20) // pieces)
         return bfc.total_region
 
-    assert peak(4) == 2 << 20  # its elements go into the gaps
-    assert peak(1) > 2 << 20  # one buffer of the list's size needs a new region
+    assert regions(4) == 2 << 20  # its elements go into the gaps
+    assert regions(1) > 2 << 20  # one buffer of the list's size needs a new region
 
 
 def test_the_batch_is_made_before_the_steps_and_constants_before_the_first_ops():
