@@ -390,7 +390,13 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
     finally:
         keras.config.set_dtype_policy(previous)
     if getattr(model, "compiled", False):
-        clone.compile(optimizer=_fresh_optimizer(model.optimizer), loss=model.loss)
+        # jit_compile decides which allocator the step runs on (XLA's buffers
+        # or the executor's), so the clone keeps it.
+        clone.compile(
+            optimizer=_fresh_optimizer(model.optimizer),
+            loss=model.loss,
+            jit_compile=getattr(model, "jit_compile", False) is True,
+        )
     notes.append(f"Estimated under the dtype policy {policy.name}.")
     return clone
 
