@@ -390,11 +390,15 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
     finally:
         keras.config.set_dtype_policy(previous)
     if getattr(model, "compiled", False):
-        # jit_compile decides which allocator the step runs on (XLA's buffers
-        # or the executor's), so the clone keeps it.
+        # The clone is compiled as the model was: jit_compile decides which
+        # allocator the step runs on (XLA's buffers or the executor's), and
+        # loss weights are ops of the step.
+        cfg = getattr(model, "_compile_config", None)
+        config = getattr(cfg, "config", None) or {}
         clone.compile(
             optimizer=_fresh_optimizer(model.optimizer),
             loss=model.loss,
+            loss_weights=config.get("loss_weights"),
             jit_compile=getattr(model, "jit_compile", False) is True,
         )
     notes.append(f"Estimated under the dtype policy {policy.name}.")

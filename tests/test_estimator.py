@@ -237,6 +237,34 @@ def test_unknown_optimizer_and_precision_are_value_errors(compiled_cnn):
         jt.estimate(compiled_cnn, 4, precision="float7")
 
 
+def test_a_model_rebuilt_for_precision_is_compiled_as_the_users_was(monkeypatch):
+    """precision= traces a rebuilt model: it must keep what the user compiled
+    with that shapes the step (loss weights, jit_compile), and leave the
+    user's model as it was."""
+    from jupyter_tfmem import estimator
+
+    a = keras.Input((16,), name="a")
+    h = keras.layers.Dense(32)(a)
+    model = keras.Model(a, [keras.layers.Dense(1, name="r")(h), keras.layers.Dense(3, name="k")(h)])
+    model.compile(
+        optimizer="adam",
+        loss={"r": "mean_squared_error", "k": "sparse_categorical_crossentropy"},
+        loss_weights={"r": 0.25, "k": 1.0},
+    )
+    traced = []
+    resolve = estimator._resolve_loss
+    monkeypatch.setattr(
+        estimator, "_resolve_loss", lambda m, *rest: traced.append(m) or resolve(m, *rest)
+    )
+
+    jt.estimate(model, 8, precision="mixed_float16")
+
+    (clone,) = traced
+    assert clone is not model and clone.dtype_policy.name == "mixed_float16"
+    assert clone._compile_config.config["loss_weights"] == {"r": 0.25, "k": 1.0}
+    assert model.dtype_policy.name == "float32"
+
+
 def test_unbuilt_subclassed_model_asks_to_be_built():
     class Unbuilt(keras.Model):
         def __init__(self):
