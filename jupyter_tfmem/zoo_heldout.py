@@ -62,6 +62,22 @@ inference (-0.0%), a half-width MobileNetV2's inference with ``jit_compile``
 and a float16 vision transformer with SGD (+2.9%): median |error| 3.8%,
 worst 41.4%.  The SimpleRNN's lists were one buffer each in the replay;
 TF allocates their elements one by one.
+
+Session 21 wrote ten more, and ran two of the zoo's models under new settings,
+twelve cases, estimated with session 20's final code against
+3 fresh runs each: DenseNet121 with momentum (+1.2%), ResNeXt-style grouped
+convolutions with Adam (+1.5%), ConvNeXtTiny under ``mixed_bfloat16`` with
+AdamW (-2.4%), a ``jit_compile`` causal decoder under ``mixed_float16`` with
+AdamW (-31.9%), a 50,000-row masked embedding bag with Adagrad (-0.0%), Conv1D
+with Luong attention under ``mixed_bfloat16`` with Adafactor (+18.5%, TF's
+runs 13.9 to 15.0 MiB), an MNIST MLP at batch 1 with Nesterov momentum
+(-7.6%), a 2,048-wide BatchNorm MLP at batch 512 with centered RMSprop
+(+4.5%), two bidirectional GRUs' float64 inference (+8.4%, TF's runs 22.6 to
+30.8 MiB), a Conv1D autoencoder with Conv1DTranspose and SGD (+11.3%), a
+SpectralNormalization CNN with Adam (-0.9%) and EfficientNetV2B0 with
+``jit_compile`` under ``mixed_bfloat16`` (-68.5%): median |error| 6.1%, worst
+68.5%.  ``precision=`` rebuilt the model without its ``jit_compile``, so the two
+XLA models were sized for TF's executor.
 """
 
 from __future__ import annotations
@@ -824,3 +840,146 @@ def vit_patch() -> Any:
         x = x + layers.Dense(128)(layers.Dense(384, activation="gelu")(h))
     x = layers.GlobalAveragePooling1D()(layers.LayerNormalization()(x))
     return keras.Model(inp, layers.Dense(10, activation="softmax")(x), name="vit_patch")
+
+
+def grouped_resnext() -> Any:
+    """ResNeXt-style blocks with grouped 3x3 convolutions (8 groups) on 64x64 RGB."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.Conv2D(32, 3, strides=2, padding="same", use_bias=False)(inp)
+    x = L.ReLU()(L.BatchNormalization()(x))
+    for w, s in [(64, 1), (128, 2), (128, 1), (256, 2)]:
+        sc = (
+            x
+            if (s == 1 and x.shape[-1] == w)
+            else L.BatchNormalization()(L.Conv2D(w, 1, strides=s, use_bias=False)(x))
+        )
+        h = L.ReLU()(L.BatchNormalization()(L.Conv2D(w, 1, use_bias=False)(x)))
+        h = L.ReLU()(
+            L.BatchNormalization()(
+                L.Conv2D(w, 3, strides=s, padding="same", groups=8, use_bias=False)(h)
+            )
+        )
+        h = L.BatchNormalization()(L.Conv2D(w, 1, use_bias=False)(h))
+        x = L.ReLU()(L.Add()([sc, h]))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="grouped_resnext")
+
+
+def xla_causal_decoder() -> Any:
+    """Two pre-norm causal decoder blocks on 128 tokens, a 4,000-token head, ``jit_compile``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((128,), dtype="int32")
+    x = L.Embedding(4000, 128)(inp)
+    for _ in range(2):
+        h = L.LayerNormalization()(x)
+        h = L.MultiHeadAttention(4, 32)(h, h, use_causal_mask=True)
+        x = x + h
+        h = L.LayerNormalization()(x)
+        h = L.Dense(512, activation="gelu")(h)
+        x = x + L.Dense(128)(h)
+    out = L.Dense(4000)(L.LayerNormalization()(x))
+    m = keras.Model(inp, out, name="xla_causal_decoder")
+    m.compile(
+        optimizer="adamw",
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=True,
+    )
+    return m
+
+
+def masked_bag_wide() -> Any:
+    """A 50,000-row masked embedding averaged over 80 tokens (sparse gradients)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((80,), dtype="int32")
+    x = L.Embedding(50000, 128, mask_zero=True)(inp)
+    x = L.GlobalAveragePooling1D()(x)
+    x = L.Dense(64, activation="relu")(x)
+    return keras.Model(inp, L.Dense(5, activation="softmax")(x), name="masked_bag_wide")
+
+
+def conv1d_attention() -> Any:
+    """Conv1D features with Luong attention over them, on 256 steps of 12 channels."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((256, 12))
+    x = L.Conv1D(64, 5, padding="same", activation="relu")(inp)
+    x = L.MaxPooling1D(2)(x)
+    q = L.Conv1D(64, 3, padding="same")(x)
+    a = L.Attention()([q, x])
+    x = L.Concatenate()([x, a])
+    x = L.GlobalMaxPooling1D()(x)
+    return keras.Model(inp, L.Dense(4, activation="softmax")(x), name="conv1d_attention")
+
+
+def mnist_mlp_dropout() -> Any:
+    """A 784-512-256-10 MLP with Dropout."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((784,))
+    x = L.Dense(512, activation="relu")(inp)
+    x = L.Dropout(0.2)(x)
+    x = L.Dense(256, activation="relu")(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="mnist_mlp_dropout")
+
+
+def wide_bn_mlp() -> Any:
+    """Three 2,048-wide Dense layers with BatchNormalization, 10.7M parameters."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((1024,))
+    x = inp
+    for _ in range(3):
+        x = L.Dense(2048, activation="relu")(x)
+        x = L.BatchNormalization()(x)
+    return keras.Model(inp, L.Dense(100, activation="softmax")(x), name="wide_bn_mlp")
+
+
+def stacked_bigru_small() -> Any:
+    """Two bidirectional GRUs over 100 steps of 32 features."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((100, 32))
+    x = L.Bidirectional(L.GRU(64, return_sequences=True))(inp)
+    x = L.Bidirectional(L.GRU(32))(x)
+    return keras.Model(inp, L.Dense(3, activation="softmax")(x), name="stacked_bigru_small")
+
+
+def conv1d_transpose_autoencoder() -> Any:
+    """A Conv1D autoencoder with Conv1DTranspose, UpSampling1D and Cropping1D on 250 steps."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((250, 8))
+    x = L.Conv1D(32, 7, strides=2, padding="same", activation="relu")(inp)
+    x = L.Conv1D(64, 5, strides=2, padding="same", activation="relu")(x)
+    x = L.Conv1DTranspose(32, 5, strides=2, padding="same", activation="relu")(x)
+    x = L.UpSampling1D(2)(x)
+    x = L.Cropping1D((1, 1))(x)
+    x = L.ZeroPadding1D((0, 0))(x)
+    x = L.Conv1D(8, 3, padding="same")(x)
+    return keras.Model(inp, x, name="conv1d_transpose_autoencoder")
+
+
+def spectral_norm_cnn() -> Any:
+    """Two convolutions wrapped in SpectralNormalization (power iteration in training)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = L.SpectralNormalization(L.Conv2D(64, 3, padding="same", activation="relu"))(inp)
+    x = L.MaxPooling2D()(x)
+    x = L.SpectralNormalization(L.Conv2D(128, 3, padding="same", activation="relu"))(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="spectral_norm_cnn")
+
+
+def xla_efficientnetv2b0_64() -> Any:
+    """EfficientNetV2B0 on 64x64 RGB, ``jit_compile=True``."""
+    keras = _keras()
+    m = keras.applications.EfficientNetV2B0(
+        weights=None, input_shape=(64, 64, 3), classes=10, include_preprocessing=False
+    )
+    m.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", jit_compile=True)
+    return m
