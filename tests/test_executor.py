@@ -140,6 +140,24 @@ def test_a_batch_norm_gradient_multiplies_x_by_dy_while_the_sum_of_dy_runs():
         assert at["mul_1"][0] < at["sum"][1]
 
 
+def test_a_comparison_holds_its_input_as_long_as_a_float_op_beside_it():
+    """TF's profile of a loss's ``clip_by_value``: the gradient's mask
+    ``GreaterEqual(m, eps)`` and ``Maximum(m, eps)`` start together and take
+    the same time, though the mask writes one byte per element; ``Log`` of
+    the maximum allocates while the mask still holds ``m``.  Charged by
+    bytes written, the mask ended first and ``m`` was freed before ``Log``."""
+    x = (8, 128, 8000)
+    nbytes = 4.0 * 8 * 128 * 8000
+    mask = op_duration("GreaterEqual", [x], [x, ()], nbytes / 4, nbytes + 4)
+    maximum = op_duration("Maximum", [x], [x, ()], nbytes, nbytes + 4)
+    assert mask == pytest.approx(maximum)
+    # TF's consumer order of ``m``: the mask, then the maximum (run inline)
+    graph = {"m": [], "mask": ["m"], "max": ["m"], "log": ["max"]}
+    cost = {"m": 1.0, "mask": mask, "max": maximum, "log": maximum}
+    at = spans(simulate(list(graph), graph, cost, 2))
+    assert at["log"][0] < at["mask"][1]
+
+
 def test_shared_cores_serve_an_op_after_the_ones_started_before_it():
     # ``long`` and ``tiny`` start together; ``short`` waits for ``tiny`` only.
     graph = {"r": [], "long": ["r"], "tiny": ["r"], "short": ["tiny"]}

@@ -100,6 +100,18 @@ REDUCTION_OPS = frozenset(
 )
 _REDUCTION_SLOWDOWN = 2.2
 
+#: Comparisons write one byte per element, yet take as long as a float op on
+#: as many elements: in TF's profile of the causal decoder's loss (8.2M
+#: float32 elements), ``LessEqual`` and ``GreaterEqual`` took 4.7 and 5.0 ms,
+#: ``Minimum`` and ``Maximum`` 5.1 and 4.7 (``benchmarks/tf_timeline.py
+#: --case causal_decoder_lion --kernels 3000``).  So their output is charged
+#: at their inputs' width.  Charged as bytes, the clip's gradient mask ended
+#: before the ``Maximum`` started with it, where in TF it ended after, while
+#: ``Log`` allocated: its input, the 31 MiB ``Minimum``, was freed too early.
+COMPARISON_OPS = frozenset(
+    {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "ApproximateEqual"}
+)
+
 #: ns from an op being queued to an idle thread starting it, with every
 #: thread at full speed.  TF's profiles show the queued one of two ops made
 #: ready together starting 50 to 60 us after the one run inline (an MLP's
@@ -169,6 +181,10 @@ def op_duration(
     if op in CHEAP_OPS:
         return 0.0
     flops = op_flops(op, out_shapes, in_shapes)
+    if op in COMPARISON_OPS and out_shapes and out_shapes[0] is not None:
+        elements = sum(_size(s) for s in in_shapes if s is not None)
+        if elements:
+            out_bytes = _size(out_shapes[0]) * in_bytes / elements
     if "BackpropFilter" in op:  # a reduction over the batch: slower per FLOP
         flops *= _FILTER_GRAD_SLOWDOWN
     moved = (out_bytes + in_bytes) / _BYTE_RATE
