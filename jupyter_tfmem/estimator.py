@@ -315,6 +315,12 @@ def _fresh_optimizer(optimizer: Any) -> Any:
     return type(optimizer).from_config(config)
 
 
+def _compiled_loss_weights(model: Any) -> Any:
+    """The ``loss_weights`` the model was compiled with (``None`` if none)."""
+    config = getattr(getattr(model, "_compile_config", None), "config", None) or {}
+    return config.get("loss_weights")
+
+
 def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
     from keras.src.trainers.compile_utils import CompileLoss
 
@@ -325,9 +331,7 @@ def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
         and getattr(model, "loss", None) is not None
     ):
         loss = model.loss
-        cfg = getattr(model, "_compile_config", None)
-        if cfg is not None:
-            loss_weights = cfg.config.get("loss_weights") if hasattr(cfg, "config") else None
+        loss_weights = _compiled_loss_weights(model)
     if loss is None:
         notes.append(f"No loss given or compiled: estimated with {DEFAULT_LOSS}.")
         loss = DEFAULT_LOSS
@@ -393,12 +397,10 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
         # The clone is compiled as the model was: jit_compile decides which
         # allocator the step runs on (XLA's buffers or the executor's), and
         # loss weights are ops of the step.
-        cfg = getattr(model, "_compile_config", None)
-        config = getattr(cfg, "config", None) or {}
         clone.compile(
             optimizer=_fresh_optimizer(model.optimizer),
             loss=model.loss,
-            loss_weights=config.get("loss_weights"),
+            loss_weights=_compiled_loss_weights(model),
             jit_compile=getattr(model, "jit_compile", False) is True,
         )
     notes.append(f"Estimated under the dtype policy {policy.name}.")
