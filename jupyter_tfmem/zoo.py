@@ -1771,8 +1771,8 @@ _CASE_LIST += (
         "three-block vision transformer 64x64, float16, batch 32, SGD",
         "float16",
     ),
-    # Found by session 21's check of optimizer options: EMA keeps a third copy of
-    # the weights and updates it every step.
+    # Added by session 21's check of optimizer options (no change was needed):
+    # EMA keeps a third copy of the weights and updates it every step.
     ZooCase(
         "mlp_adam_ema",
         mlp,

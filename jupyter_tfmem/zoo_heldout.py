@@ -958,7 +958,7 @@ def conv1d_transpose_autoencoder() -> Any:
     x = L.Conv1DTranspose(32, 5, strides=2, padding="same", activation="relu")(x)
     x = L.UpSampling1D(2)(x)
     x = L.Cropping1D((1, 1))(x)
-    x = L.ZeroPadding1D((0, 0))(x)
+    x = L.ZeroPadding1D((0, 0))(x)  # pads nothing: the layer itself is what is covered
     x = L.Conv1D(8, 3, padding="same")(x)
     return keras.Model(inp, x, name="conv1d_transpose_autoencoder")
 
