@@ -6,8 +6,10 @@
 
 Each case is measured by ``jupyter_tfmem.measurement.measure_builder``: the
 median of ``--runs`` fresh processes, each building the model itself.  Measured
-peaks are cached in ``benchmarks/results/measured.json`` keyed by case and TF
-version, so the estimator can be re-benchmarked in seconds.  Estimates and
+peaks are cached in ``benchmarks/results/measured.json`` keyed by case, TF
+version and CPU model, so the estimator can be re-benchmarked in seconds, and
+one machine's ground truth is kept when the benchmark runs on another (only
+the current CPU's records are used).  Estimates and
 baselines are computed in one separate child process, so this process never
 imports TensorFlow and stays clean.
 """
@@ -54,9 +56,14 @@ def tf_version() -> str:
     return importlib.metadata.version("tensorflow")
 
 
-def cache_key(case: str, env: dict[str, str]) -> str:
-    """Cache key: case + TF version (+ any environment switches measured under)."""
-    key = f"{case}@tf{tf_version()}"
+def cache_key(case: str, env: dict[str, str], cpu: str | None = None) -> str:
+    """Cache key: case + TF version + CPU model (+ any environment switches measured under).
+
+    Which kernels TF runs, and so what it allocates, depends on the CPU's
+    instructions (a float16 transformer's peak is 60.7 MiB on an AMD EPYC and
+    52.0 on a Xeon with AVX512-FP16), so each CPU has ground truth of its own.
+    """
+    key = f"{case}@tf{tf_version()}@{cpu or cpu_model()}"
     if env:
         key += "+" + ",".join(f"{k}={v}" for k, v in sorted(env.items()))
     return key
@@ -100,28 +107,18 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
 def ensure_measured(
     cases: list[ZooCase], runs: int, jobs: int, remeasure: bool, env: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
-    """Cached records for ``cases`` with at least ``runs`` fresh processes each.
+    """Cached records for ``cases`` with at least ``runs`` fresh processes each, on this CPU.
 
     A case cached with fewer runs is topped up: the missing runs are measured
     and the median is taken over all of them, so raising ``--runs`` costs only
-    the new processes.  ``remeasure`` discards the cache first, and so does a
-    record made on another CPU: which kernels TF runs, and so what it
-    allocates, depends on the CPU's instructions (a float16 transformer's peak
-    is 60.7 MiB on an AMD EPYC and 52.0 on a Xeon with AVX512-FP16).
+    the new processes.  ``remeasure`` discards this CPU's records first; other
+    CPUs' records are kept and not used (``cache_key``).
     """
     cache_path = VARIANTS_CACHE if env else CACHE
     cache = load_cache(cache_path)
-    here = cpu_model()
-    for c in cases:
-        cached = cache.get(cache_key(c.name, env))
-        if cached is not None and (remeasure or cached.get("cpu") != here):
-            if not remeasure:
-                print(
-                    f"  {c.name}: cached on {cached.get('cpu') or 'another CPU'}, "
-                    f"measuring again on {here}",
-                    flush=True,
-                )
-            del cache[cache_key(c.name, env)]
+    if remeasure:
+        for c in cases:
+            cache.pop(cache_key(c.name, env), None)
     todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ()))) for c in cases]
     todo = [(c, k) for c, k in todo if k > 0]
 
