@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as _dt
+import functools
 import importlib.metadata
 import json
 import os
@@ -56,14 +57,14 @@ def tf_version() -> str:
     return importlib.metadata.version("tensorflow")
 
 
-def cache_key(case: str, env: dict[str, str], cpu: str | None = None) -> str:
+def cache_key(case: str, env: dict[str, str]) -> str:
     """Cache key: case + TF version + CPU model (+ any environment switches measured under).
 
     Which kernels TF runs, and so what it allocates, depends on the CPU's
     instructions (a float16 transformer's peak is 60.7 MiB on an AMD EPYC and
     52.0 on a Xeon with AVX512-FP16), so each CPU has ground truth of its own.
     """
-    key = f"{case}@tf{tf_version()}@{cpu or cpu_model()}"
+    key = f"{case}@tf{tf_version()}@{cpu_model()}"
     if env:
         key += "+" + ",".join(f"{k}={v}" for k, v in sorted(env.items()))
     return key
@@ -394,6 +395,7 @@ def print_report(rows: list[dict[str, Any]]) -> None:
         print(line)
 
 
+@functools.cache
 def cpu_model() -> str:
     """The CPU's model name: measurements from another CPU are not this one's ground truth."""
     try:

@@ -30,9 +30,9 @@ With ``--consumers`` it compares every tensor's consumers instead: for each
 tensor that two or more kernels read in TF's runtime graph, whether the last
 of them (the one the executor runs inline) is the same op in the estimate's
 graph.  Grappler breaks ties by node name, so the count depends on the names
-the estimate gives Grappler (session 22: 82 of 117 in the U-Net, 35 of 42 in
-the spectral-norm CNN, 206 of 258 in the grouped-query decoder; 117 of 118,
-46 of 46 and 257 of 258 with TF's function argument names, commit 5a61583,
+the estimate gives Grappler (session 22: 82 of 117 in the U-Net, 33 of 40 in
+the spectral-norm CNN, 205 of 257 in the grouped-query decoder; 117 of 118,
+44 of 44 and 256 of 257 with TF's function argument names, commit 5a61583,
 reverted in 66bfc06).
 
     python benchmarks/ready_order.py --case unet_small_adam --consumers
@@ -143,15 +143,17 @@ def estimate_graphs(case: str) -> dict[str, object]:
     return {"estimate": seen[0]}
 
 
-#: Ops the executor runs inline whatever their order (``engine/executor.py``).
-CHEAP = {"Identity", "Shape", "Const", "NoOp", "Reshape", "Size", "Rank"}
-
-
 def consumer_ops(graph_def) -> dict[str, list[str]]:
-    """Each node -> the ops of the kernels that read it, in graph order."""
+    """Each node -> the ops of the kernels that read it, in graph order.
+
+    Ops the executor always runs inline (``executor.CHEAP_OPS``) are left out:
+    their order does not decide which kernel runs inline.
+    """
+    from jupyter_tfmem.engine.executor import CHEAP_OPS
+
     out: dict[str, list[str]] = {}
     for node in graph_def.node:
-        if node.op in CHEAP:
+        if node.op in CHEAP_OPS:
             continue
         for src in dict.fromkeys(_source(i) for i in node.input if not i.startswith("^")):
             out.setdefault(src, []).append(node.op)
