@@ -184,6 +184,20 @@ def test_shared_cores_split_between_ops_started_together():
     assert [kind for kind, name in one_thread if name in "xy"] == ["s", "e", "s", "e"]
 
 
+def test_with_shared_cores_an_op_up_to_solo_ns_runs_at_full_speed():
+    # ``short`` would queue behind ``long`` on shared cores (the test above);
+    # as short as ``solo_ns`` it runs on its own thread and ends first.
+    graph = {"r": [], "long": ["r"], "tiny": ["r"], "short": ["tiny"]}
+    cost = {"r": 1.0, "long": 10.0, "tiny": 0.1, "short": 2.0}
+
+    def ends(solo_ns: float) -> list[str]:
+        events = simulate(list(graph), graph, cost, 2, shared_cores=True, solo_ns=solo_ns)
+        return [name for kind, name in events if kind == "e"]
+
+    assert ends(1.0).index("long") < ends(1.0).index("short")
+    assert ends(2.0).index("short") < ends(2.0).index("long")
+
+
 def test_cpu_estimate_is_the_mean_of_both_ways_of_sharing_the_cores(monkeypatch):
     import keras
 

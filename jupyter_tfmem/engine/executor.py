@@ -200,6 +200,7 @@ def simulate(
     threads: int = DEFAULT_THREADS,
     *,
     shared_cores: bool = False,
+    solo_ns: float = 0.0,
 ) -> list[tuple[str, str]]:
     """``("s", op)`` / ``("e", op)`` events in time order, as TF's executor runs them.
 
@@ -217,7 +218,11 @@ def simulate(
     the other case: an expensive op's work waits for the work of the ops
     started before it (oneDNN and Eigen share one intra-op pool), and ops
     started at the same instant share the cores.  Ops still *start* (and
-    allocate) when a thread picks them up, in both models.
+    allocate) when a thread picks them up, in both models.  With
+    ``shared_cores``, an op of at most ``solo_ns`` runs at full speed all the
+    same, as a kernel too small for Eigen to split runs on its own thread:
+    a rule for which ops take turns, tried and not kept (docs/engine.md,
+    ``benchmarks/core_modes.py --solo-ns``).
     """
     index = {name: i for i, name in enumerate(names)}
     indeg = {}
@@ -262,7 +267,7 @@ def simulate(
 
     def start(now: float, t: int, cost: float) -> None:
         nonlocal cores_free, batch
-        if not shared_cores or cost <= 0.0:
+        if not shared_cores or cost <= max(solo_ns, 0.0):
             push(now + cost, t)
             return
         if batch[0] != now:
