@@ -789,8 +789,10 @@ def _estimate_traced(
                 for name, d in durations.items()
             }
         # How concurrent kernels share the cores is not one way in TF
-        # (engine/executor.py); with several threads both ways are replayed
-        # and the footprint is their mean.
+        # (engine/executor.py); with several threads both ways are replayed.
+        # The footprint follows the side-by-side replay, which is nearer TF
+        # on both CPUs' ground truth than the mean of the two (docs/engine.md,
+        # point 3); the other one is reported in the notes when it differs.
         # Nor is which of a merged filter gradient and its input gradient runs
         # inline: TF's runtime edge order decides, which the trace does not
         # reproduce (``_merged_filters_first``), so both orders are replayed too.
@@ -815,20 +817,24 @@ def _estimate_traced(
     if there is not None:
         here = functools.partial(_peak_parts_of, nodes, schedules[half:], *args)
         parts += helper_process.result_or(there, here, _collect_young)
-    lines, slack = _mean_parts(parts)
-    if len(parts) > 1:
-        executor += "; mean of two ways of sharing the cores"
-        if len(parts) > 2:
-            executor += " and two orders of merged filter and input gradients"
-        # side by side, then in turn (each the mean over the gradient orders)
-        half = len(parts) // 2
-        peaks = [_parts_peak(part, batch_size) / 2**20 for part in parts]
-        side, turns = sum(peaks[:half]) / half, sum(peaks[half:]) / half
+    # side by side first, then taking turns (each over the gradient orders)
+    shared = len(parts) // 2 if threads > 1 else 0
+    side_parts, turn_parts = parts[: len(parts) - shared], parts[len(parts) - shared :]
+    lines, slack = _mean_parts(side_parts)
+    if turn_parts:
+        executor += "; concurrent kernels side by side"
+    if len(side_parts) > 1:
+        executor += "; mean of two orders of merged filter and input gradients"
+    if turn_parts:
+        side, turns = (
+            sum(_parts_peak(part, batch_size) for part in group) / len(group) / 2**20
+            for group in (side_parts, turn_parts)
+        )
         if max(side, turns) > 1.1 * min(side, turns):
             notes.append(
-                f"TF's thread timing moves this step's peak: {side:,.1f} MiB if concurrent "
-                f"kernels run side by side, {turns:,.1f} MiB if they take turns on the "
-                "cores; the estimate is their mean."
+                f"TF's thread timing can move this step's peak: {side:,.1f} MiB with "
+                f"concurrent kernels side by side (the estimate), {turns:,.1f} MiB if they "
+                "take turns on the cores."
             )
     info = _layer_info(model, layers)
     named = {li.name for li in info}
