@@ -38,9 +38,7 @@ MIB = 2**20
 def mode_peaks(names: list[str], solo_ns: float) -> dict[str, tuple[float, float]]:
     """Per case: the side-by-side and taking-turns peaks, in bytes."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import keras
-
-    from jupyter_tfmem import estimate, estimator
+    from jupyter_tfmem import estimator
     from jupyter_tfmem.engine import executor
     from jupyter_tfmem.zoo import get_case
 
@@ -61,19 +59,8 @@ def mode_peaks(names: list[str], solo_ns: float) -> dict[str, tuple[float, float
     estimator._mean_parts, estimator._parts_peak = merge, peak
     out = {}
     for name in names:
-        case = get_case(name)
-        # fresh layer names, as in each measuring process (accuracy.estimate_worker)
-        keras.backend.clear_session()
-        model = case.builder()
         seen.clear()  # an XLA step replays no schedules
-        fp = estimate(
-            model,
-            case.batch_size,
-            training=case.training,
-            optimizer=case.make_optimizer(),
-            loss=case.loss,
-            precision=case.precision,
-        )
+        fp = get_case(name).estimate()  # under fresh layer names, as TF measured it
         half = len(seen) // 2
         if half and len(seen) % 2 == 0:
             side, turns = sum(seen[:half]) / half, sum(seen[half:]) / half
