@@ -1,6 +1,6 @@
 """The two ways of sharing the cores, each against TF: which one decides each case's error.
 
-    python benchmarks/core_modes.py                          # whole zoo, about 15 min here
+    python benchmarks/core_modes.py                          # whole zoo, about 30 min here
     python benchmarks/core_modes.py --cases unet_small_adam,siamese_adam
     python benchmarks/core_modes.py --solo-ns 70000          # short kernels never take turns
     python benchmarks/core_modes.py --truth-cpu "Intel(R) Xeon(R) Processor"
@@ -38,35 +38,14 @@ MIB = 2**20
 def mode_peaks(names: list[str], solo_ns: float) -> dict[str, tuple[float, float]]:
     """Per case: the side-by-side and taking-turns peaks, in bytes."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from jupyter_tfmem import estimator
+    from tf_timeline import estimate_one_way
+
     from jupyter_tfmem.engine import executor
-    from jupyter_tfmem.zoo import get_case
 
     executor.simulate = functools.partial(executor.simulate, solo_ns=solo_ns)
-    # The estimator takes the peak of each replayed schedule, side by side
-    # first, then taking turns, right after it merges the side-by-side ones.
-    seen: list = []
-    mean_parts, parts_peak = estimator._mean_parts, estimator._parts_peak
-
-    def merge(parts):
-        seen.clear()
-        return mean_parts(parts)
-
-    def peak(part, n):
-        seen.append(parts_peak(part, n))
-        return seen[-1]
-
-    estimator._mean_parts, estimator._parts_peak = merge, peak
     out = {}
     for name in names:
-        seen.clear()  # an XLA step replays no schedules
-        fp = get_case(name).estimate()  # under fresh layer names, as TF measured it
-        half = len(seen) // 2
-        if half and len(seen) % 2 == 0:
-            side, turns = sum(seen[:half]) / half, sum(seen[half:]) / half
-        else:  # one inter-op thread or XLA: one replay
-            side = turns = float(fp.peak_bytes)
-        out[name] = (side, turns)
+        out[name] = (estimate_one_way(name, False), estimate_one_way(name, True))
         print(f"  estimated {name}", file=sys.stderr, flush=True)
     return out
 

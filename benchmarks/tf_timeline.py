@@ -202,26 +202,25 @@ def at_peak(memory: list) -> tuple[float, dict[str, list[float]]]:
     return best, by_op
 
 
-def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
-    """The estimate, and its peak with concurrent kernels side by side or taking turns."""
+def estimate_one_way(case_name: str, shared: bool | None = None) -> float:
+    """The case's estimated peak in bytes, with every replay's concurrent kernels
+    side by side (``False``), taking turns (``True``), or as the estimator does."""
 
     from jupyter_tfmem import estimator
     from jupyter_tfmem.zoo import get_case
 
-    case = get_case(case_name)
     events = estimator._executor_events
-    peaks = []
-    for force in (None, False, True):
-        if force is not None:
-            estimator._executor_events = lambda n, o, d, t, shared=False, f=force: events(
-                n, o, d, t, f
-            )
-        try:
-            fp = case.estimate(device="CPU")
-        finally:
-            estimator._executor_events = events
-        peaks.append(fp.peak_bytes / MiB)
-    return peaks[0], peaks[1], peaks[2]
+    if shared is not None:
+        estimator._executor_events = lambda n, o, d, t, _=False: events(n, o, d, t, shared)
+    try:
+        return float(get_case(case_name).estimate(device="CPU").peak_bytes)
+    finally:
+        estimator._executor_events = events
+
+
+def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
+    """The estimate, and its peak with concurrent kernels side by side or taking turns, MiB."""
+    return tuple(estimate_one_way(case_name, shared) / MiB for shared in (None, False, True))
 
 
 def live_at(memory: list, start: int) -> list[int]:

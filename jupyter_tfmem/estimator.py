@@ -817,9 +817,8 @@ def _estimate_traced(
     if there is not None:
         here = functools.partial(_peak_parts_of, nodes, schedules[half:], *args)
         parts += helper_process.result_or(there, here, _collect_young)
-    # side by side first, then taking turns (each over the gradient orders)
-    shared = len(parts) // 2 if threads > 1 else 0
-    side_parts, turn_parts = parts[: len(parts) - shared], parts[len(parts) - shared :]
+    # schedules[:half] side by side, schedules[half:] taking turns (each over the gradient orders)
+    side_parts, turn_parts = (parts[:half], parts[half:]) if threads > 1 else (parts, [])
     lines, slack = _mean_parts(side_parts)
     if turn_parts:
         executor += "; concurrent kernels side by side"
