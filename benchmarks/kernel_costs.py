@@ -111,7 +111,8 @@ def reductions(tf) -> None:
     Each kernel runs in its own ``tf.function`` (no copy of the result to
     NumPy); the time of an empty call of the same kind is subtracted.
     """
-    from jupyter_tfmem.engine.executor import op_duration
+    from jupyter_tfmem.engine.executor import op_duration, reduction_slowdown
+    from jupyter_tfmem.estimator import _cpu_vendor
 
     def call_time(fn, repeats: int = 40) -> float:
         fn()
@@ -123,6 +124,8 @@ def reductions(tf) -> None:
         times.sort()
         return times[len(times) // 2] * 1e6
 
+    # the cost model's figure for this CPU's vendor (engine/executor.py)
+    slowdown = reduction_slowdown(_cpu_vendor())
     tiny = tf.zeros((4,))
     empty = call_time(tf.function(lambda: tiny * 2.0))
     for shape in BN_SHAPES:
@@ -131,9 +134,9 @@ def reductions(tf) -> None:
         mul_time = call_time(tf.function(lambda dy=dy, v=v: dy * v))
         nbytes = 4.0 * math.prod(shape)
         channels = 4.0 * shape[-1]
-        modelled = op_duration("Sum", [shape[-1:]], [shape], channels, nbytes) / op_duration(
-            "Mul", [shape], [shape, shape[-1:]], nbytes, nbytes + channels
-        )
+        modelled = op_duration(
+            "Sum", [shape[-1:]], [shape], channels, nbytes, slowdown
+        ) / op_duration("Mul", [shape], [shape, shape[-1:]], nbytes, nbytes + channels)
         measured = (sum_time - empty) / (mul_time - empty)
         print(
             f"sum of dy {shape} over N, H, W: {sum_time - empty:.0f} us; dy * v: "

@@ -2089,6 +2089,19 @@ def _cpu_flags() -> frozenset[str] | None:
     return None
 
 
+@functools.cache
+def _cpu_vendor() -> str | None:
+    """This CPU's ``vendor_id`` from ``/proc/cpuinfo`` (``None`` where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
 #: Products run by ``BaseBatchMatMulOp`` (MatMul is one of its registrations).
 _EIGEN_MATMULS = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 
@@ -2269,7 +2282,9 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
-    from .engine.executor import op_duration
+    from .engine.executor import op_duration, reduction_slowdown
+
+    slowdown = reduction_slowdown(_cpu_vendor())
 
     def nbytes(specs, m: int) -> float:
         return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
@@ -2283,7 +2298,9 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
             costs.append(
-                op_duration(node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m))
+                op_duration(
+                    node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m), slowdown
+                )
             )
         a, b = _linear(*costs)
         out[name] = max(0.0, a + b * n) if max(costs) > 0 else 0.0

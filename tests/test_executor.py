@@ -337,3 +337,44 @@ def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_repl
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     fp, first = first_started()
     assert len(first) == 2 and "orders" not in fp.executor
+
+
+def test_reduction_slowdown_follows_the_cpu_vendor(monkeypatch):
+    import keras
+
+    from jupyter_tfmem import estimate
+    from jupyter_tfmem import estimator as E
+    from jupyter_tfmem.engine import executor as X
+
+    # A BatchNormalization gradient's sum of dy against its product dy * scale:
+    # the sum ends last on the Xeon's timings, first on the EPYC's.
+    shape = (32, 32, 32, 32)
+    nbytes, channels = 4.0 * 32**4, 4.0 * 32
+
+    def sum_over_product(vendor):
+        slowdown = X.reduction_slowdown(vendor)
+        total = op_duration("Sum", [(32,)], [shape], channels, nbytes, slowdown)
+        return total / op_duration("Mul", [shape], [shape, (32,)], nbytes, nbytes + channels)
+
+    assert sum_over_product("GenuineIntel") > 1 > sum_over_product("AuthenticAMD")
+    assert X.reduction_slowdown(None) == X.reduction_slowdown("GenuineIntel")
+    assert X.reduction_slowdown("HygonGenuine") == X.reduction_slowdown("GenuineIntel")
+
+    # The estimator reads the vendor and hands its slowdown to every op's cost.
+    seen = []
+    cost = X.op_duration
+
+    def spy(*args):
+        seen.append(args[5])
+        return cost(*args)
+
+    monkeypatch.setattr(X, "op_duration", spy)
+    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+    inp = keras.Input((8, 8, 4))
+    out = keras.layers.BatchNormalization()(keras.layers.Conv2D(4, 3)(inp))
+    model = keras.Model(inp, out)
+    for vendor in ("AuthenticAMD", "GenuineIntel"):
+        monkeypatch.setattr(E, "_cpu_vendor", lambda v=vendor: v)
+        seen.clear()
+        estimate(model, 4, optimizer="sgd", loss="mse", device="CPU")
+        assert seen and set(seen) == {X.reduction_slowdown(vendor)}
