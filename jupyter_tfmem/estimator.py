@@ -2077,29 +2077,28 @@ def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:
 
 
 @functools.cache
+def _cpuinfo(field: str) -> str | None:
+    """The first CPU's ``field`` in ``/proc/cpuinfo`` (``None`` where there is none)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == field:
+                    return value.strip()
+    except OSError:
+        pass
+    return None
+
+
 def _cpu_flags() -> frozenset[str] | None:
-    """This CPU's feature flags from ``/proc/cpuinfo`` (``None`` where there is none)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return None
+    """This CPU's feature flags (``None`` where ``/proc/cpuinfo`` gives none)."""
+    flags = _cpuinfo("flags")
+    return None if flags is None else frozenset(flags.split())
 
 
-@functools.cache
 def _cpu_vendor() -> str | None:
-    """This CPU's ``vendor_id`` from ``/proc/cpuinfo`` (``None`` where there is none)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("vendor_id"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
+    """This CPU's ``vendor_id``, e.g. ``GenuineIntel`` (``None`` where there is none)."""
+    return _cpuinfo("vendor_id")
 
 
 #: Products run by ``BaseBatchMatMulOp`` (MatMul is one of its registrations).
