@@ -3,13 +3,20 @@
     python benchmarks/accuracy.py                      # whole zoo, writes docs/accuracy.md
     python benchmarks/accuracy.py --cases mlp_infer    # a subset, printed only
     python benchmarks/accuracy.py --remeasure          # refresh the cached ground truth
+    python benchmarks/accuracy.py --truth-cpu "Intel(R) Xeon(R) Processor"
+    python benchmarks/accuracy.py --as-vendor GenuineIntel --docs /tmp/a.md
 
 Each case is measured by ``jupyter_tfmem.measurement.measure_builder``: the
 median of ``--runs`` fresh processes, each building the model itself.  Measured
 peaks are cached in ``benchmarks/results/measured.json`` keyed by case, TF
 version and CPU model, so the estimator can be re-benchmarked in seconds, and
 one machine's ground truth is kept when the benchmark runs on another (only
-the current CPU's records are used).  Estimates and
+the current CPU's records are used).  ``--truth-cpu`` scores the same
+estimates against another CPU's cached records as well, leaving out the
+16-bit cases, whose kernels (and estimates) follow the CPU's instructions;
+``--as-vendor`` estimates as if on a CPU of that ``vendor_id`` (the cost
+model's reduction slowdown follows the vendor), so a constant chosen for one
+CPU can be scored on both without that CPU at hand.  Estimates and
 baselines are computed in one separate child process, so this process never
 imports TensorFlow and stays clean.
 """
@@ -57,14 +64,14 @@ def tf_version() -> str:
     return importlib.metadata.version("tensorflow")
 
 
-def cache_key(case: str, env: dict[str, str]) -> str:
+def cache_key(case: str, env: dict[str, str], cpu: str | None = None) -> str:
     """Cache key: case + TF version + CPU model (+ any environment switches measured under).
 
     Which kernels TF runs, and so what it allocates, depends on the CPU's
     instructions (a float16 transformer's peak is 60.7 MiB on an AMD EPYC and
     52.0 on a Xeon with AVX512-FP16), so each CPU has ground truth of its own.
     """
-    key = f"{case}@tf{tf_version()}@{cpu_model()}"
+    key = f"{case}@tf{tf_version()}@{cpu or cpu_model()}"
     if env:
         key += "+" + ",".join(f"{k}={v}" for k, v in sorted(env.items()))
     return key
@@ -167,11 +174,26 @@ def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------
 
 
+#: Environment variable through which ``--as-vendor`` reaches the estimate process.
+VENDOR_VAR = "TFMEM_BENCH_CPU_VENDOR"
+
+
+def is_16bit(case: ZooCase) -> bool:
+    """Whether a zoo case computes in float16 or bfloat16 (its name says so)."""
+    return any(tag in case.name for tag in ("float16", "mixed16", "bf16"))
+
+
 def estimate_worker(names: list[str], out: str) -> None:
     """Child process: build each case, run the estimator and the baselines on it."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.path.insert(0, str(HERE))
     from baselines import BASELINES
+
+    vendor = os.environ.get(VENDOR_VAR)
+    if vendor:
+        from jupyter_tfmem import estimator as _estimator
+
+        _estimator._cpu_vendor = lambda: vendor
 
     try:
         from jupyter_tfmem import estimate
@@ -220,7 +242,9 @@ def estimate_worker(names: list[str], out: str) -> None:
     Path(out).write_text(json.dumps(results), encoding="utf-8")
 
 
-def run_estimates(names: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_estimates(
+    names: list[str], env: dict[str, str] | None = None, vendor: str | None = None
+) -> dict[str, Any]:
     """Estimates from a child process, under the environment the cases were measured in."""
     with tempfile.TemporaryDirectory(prefix="tfmem-bench-") as tmp:
         out = os.path.join(tmp, "estimates.json")
@@ -239,7 +263,7 @@ def run_estimates(names: list[str], env: dict[str, str] | None = None) -> dict[s
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **(env or {}), **({VENDOR_VAR: vendor} if vendor else {})},
         )
         if proc.returncode != 0 or not os.path.exists(out):
             raise RuntimeError(f"estimate process failed:\n{proc.stderr[-3000:]}")
@@ -495,6 +519,25 @@ def write_docs(
 # --------------------------------------------------------------------------
 
 
+def print_other_cpu(
+    cpu: str, cases: list[ZooCase], estimates: dict[str, Any], env: dict[str, str]
+) -> None:
+    """The estimates' summary against another CPU's cached ground truth."""
+    cache = load_cache(VARIANTS_CACHE if env else CACHE)
+    scored = [c for c in cases if cache_key(c.name, env, cpu) in cache and not is_16bit(c)]
+    print(f"\nagainst {cpu}'s ground truth ({len(scored)} cases without 16-bit kernels):")
+    if not scored:
+        print("  none of these cases is measured there: run accuracy.py on that CPU")
+        return
+    measured = {c.name: cache[cache_key(c.name, env, cpu)] for c in scored}
+    errors = [r["error"] for r in build_rows(scored, measured, estimates)]
+    values = [abs(e) for e in errors if e is not None]
+    print(
+        f"  {summarize(errors)}; over 10%: {sum(v > 0.10 for v in values)}, "
+        f"over 15%: {sum(v > 0.15 for v in values)}"
+    )
+
+
 def parse_env(items: list[str]) -> dict[str, str]:
     env = {}
     for item in items:
@@ -528,6 +571,18 @@ def main(argv: list[str] | None = None) -> int:
         help="write the Markdown table here "
         "(default: docs/accuracy.md for a full, default-environment run)",
     )
+    parser.add_argument(
+        "--truth-cpu",
+        action="append",
+        default=[],
+        metavar="CPU",
+        help="also score against this CPU model's cached ground truth (16-bit cases left out)",
+    )
+    parser.add_argument(
+        "--as-vendor",
+        metavar="VENDOR_ID",
+        help="estimate as if on a CPU of this vendor, e.g. GenuineIntel (no docs by default)",
+    )
     parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
     parser.add_argument("--estimate-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -552,12 +607,16 @@ def main(argv: list[str] | None = None) -> int:
         estimates: dict[str, Any] = {}
     else:
         print("estimating in a child process...", flush=True)
-        estimates = run_estimates([c.name for c in cases], env)
+        estimates = run_estimates([c.name for c in cases], env, args.as_vendor)
     rows = build_rows(cases, measured, estimates)
     print()
     print_report(rows)
+    if not args.measure_only:
+        for cpu in args.truth_cpu:
+            print_other_cpu(cpu, cases, estimates, env)
 
-    docs = Path(args.docs) if args.docs else (DOCS if not args.cases and not env else None)
+    default_docs = not args.cases and not env and not args.as_vendor
+    docs = Path(args.docs) if args.docs else (DOCS if default_docs else None)
     if docs is not None and not args.measure_only:
         command = "python benchmarks/accuracy.py " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:])

@@ -50,11 +50,6 @@ def mode_peaks(names: list[str], solo_ns: float) -> dict[str, tuple[float, float
     return out
 
 
-def is_16bit(case) -> bool:
-    """Whether a zoo case computes in float16 or bfloat16 (its name says so)."""
-    return any(tag in case.name for tag in ("float16", "mixed16", "bf16"))
-
-
 def main(argv: list[str] | None = None) -> int:
     import accuracy
 
@@ -87,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         measured[cpu] = {
             n: cache[n + prefix]["peak_bytes"]
             for n in names
-            if n + prefix in cache and (cpu == here or not is_16bit(CASES[n]))
+            if n + prefix in cache and (cpu == here or not accuracy.is_16bit(CASES[n]))
         }
         if not measured[cpu]:
             parser.error(f"none of these cases is measured on {cpu}: run accuracy.py there")
