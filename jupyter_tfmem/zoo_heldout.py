@@ -78,6 +78,21 @@ SpectralNormalization CNN with Adam (-0.9%) and EfficientNetV2B0 with
 ``jit_compile`` under ``mixed_bfloat16`` (-68.5%): median |error| 6.1%, worst
 68.5%.  ``precision=`` rebuilt the model without its ``jit_compile``, so the two
 XLA models were sized for TF's executor.
+
+Session 25 wrote eleven more, and ran the zoo's LSTM text model accumulating
+gradients, twelve cases, estimated with session 24's final code (88a9d1e)
+against 3 fresh runs each on the AMD EPYC: a ResNet-20 for CIFAR at batch 128
+with momentum (+2.9%), InceptionResNetV2's inference (-0.4%), a bidirectional
+GRU text model under ``mixed_float16`` with RMSprop (-3.0%), a ``jit_compile``
+vision transformer with Adam (-0.4%), a user-item dot-product recommender
+under ``mixed_bfloat16`` at batch 1,024 (+0.1%, TF's runs 144.8 to 170.0
+MiB), SeparableConv1D and DepthwiseConv1D audio blocks with momentum
+(+2.7%), a two-level U-Net in ``float64`` with SGD (-12.7%), a nested encoder
+shared by two inputs with two outputs and Adagrad (+8.6%, a 2.6 MiB step),
+the LSTM accumulating over 4 steps with Adam (-2.3%), a CNN with
+MultiHeadAttention and Dropout under Adafactor (+8.2%), a ``jit_compile``
+GRU's inference (+0.4%) and a half-width MobileNetV2's ``float16`` inference
+(-0.5%): median |error| 2.5%, worst 12.7%.
 """
 
 from __future__ import annotations
@@ -983,3 +998,147 @@ def xla_efficientnetv2b0_64() -> Any:
     )
     m.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", jit_compile=True)
     return m
+
+
+def resnet20_cifar() -> Any:
+    """A ResNet-20-style CIFAR network: three stages of basic blocks with BatchNorm."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = L.ReLU()(L.BatchNormalization()(L.Conv2D(16, 3, padding="same", use_bias=False)(inp)))
+    for stage, width in enumerate((16, 32, 64)):
+        for block in range(3):
+            stride = 2 if stage and not block else 1
+            h = L.Conv2D(width, 3, strides=stride, padding="same", use_bias=False)(x)
+            h = L.ReLU()(L.BatchNormalization()(h))
+            h = L.BatchNormalization()(L.Conv2D(width, 3, padding="same", use_bias=False)(h))
+            if stride != 1:
+                x = L.Conv2D(width, 1, strides=stride, use_bias=False)(x)
+            x = L.ReLU()(L.Add()([x, h]))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="resnet20_cifar")
+
+
+def inception_resnet_v2_75() -> Any:
+    """InceptionResNetV2 (keras.applications) on 75x75 RGB, its smallest input, 10 classes."""
+    return _keras().applications.InceptionResNetV2(
+        weights=None, input_shape=(75, 75, 3), classes=10
+    )
+
+
+def bigru_text() -> Any:
+    """Embedding + a bidirectional GRU returning sequences over 150 tokens, max-pooled."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((150,), dtype="int32")
+    x = L.Embedding(12000, 96)(inp)
+    x = L.Bidirectional(L.GRU(64, return_sequences=True))(x)
+    x = L.GlobalMaxPooling1D()(x)
+    return keras.Model(inp, L.Dense(6, activation="softmax")(x), name="bigru_text")
+
+
+def xla_vit_small() -> Any:
+    """A four-block vision transformer on 48x48 RGB (6x6 patches), ``jit_compile``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 3))
+    x = L.Reshape((64, 96))(L.Conv2D(96, 6, strides=6)(inp))
+    for _ in range(4):
+        h = L.LayerNormalization()(x)
+        x = x + L.MultiHeadAttention(3, 32)(h, h)
+        h = L.LayerNormalization()(x)
+        x = x + L.Dense(96)(L.Dense(192, activation="gelu")(h))
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    m = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="xla_vit_small")
+    m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", jit_compile=True)
+    return m
+
+
+def user_item_dot() -> Any:
+    """User and item embeddings (100k and 20k rows) with a dot product and an MLP on top."""
+    keras = _keras()
+    L = keras.layers
+    user = keras.Input((1,), dtype="int32", name="user")
+    item = keras.Input((1,), dtype="int32", name="item")
+    u = L.Flatten()(L.Embedding(100000, 64)(user))
+    v = L.Flatten()(L.Embedding(20000, 64)(item))
+    x = L.Concatenate()([u, v, L.Dot(axes=1)([u, v])])
+    x = L.Dense(128, activation="relu")(x)
+    return keras.Model([user, item], L.Dense(1, activation="sigmoid")(x), name="user_item_dot")
+
+
+def separable_audio() -> Any:
+    """SeparableConv1D and DepthwiseConv1D blocks with BatchNorm on 4,000 raw samples."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((4000, 1))
+    x = L.Conv1D(32, 9, strides=4, padding="same", activation="relu")(inp)
+    for width in (64, 128):
+        x = L.BatchNormalization()(L.SeparableConv1D(width, 9, padding="same")(x))
+        x = L.ReLU()(x)
+        x = L.BatchNormalization()(L.DepthwiseConv1D(5, padding="same")(x))
+        x = L.MaxPooling1D(4)(L.ReLU()(x))
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(12, activation="softmax")(x), name="separable_audio")
+
+
+def unet_tiny() -> Any:
+    """A two-level U-Net on 48x48 RGB with UpSampling2D and skip concatenations."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 3))
+    s1 = L.Conv2D(16, 3, padding="same", activation="relu")(inp)
+    s2 = L.Conv2D(32, 3, padding="same", activation="relu")(L.MaxPooling2D()(s1))
+    x = L.Conv2D(64, 3, padding="same", activation="relu")(L.MaxPooling2D()(s2))
+    x = L.Concatenate()([L.UpSampling2D()(x), s2])
+    x = L.Conv2D(32, 3, padding="same", activation="relu")(x)
+    x = L.Concatenate()([L.UpSampling2D()(x), s1])
+    x = L.Conv2D(16, 3, padding="same", activation="relu")(x)
+    return keras.Model(inp, L.Conv2D(2, 1, activation="softmax")(x), name="unet_tiny")
+
+
+def nested_shared_two_outputs() -> Any:
+    """A nested functional encoder applied to two inputs, with a head on each and one shared."""
+    keras = _keras()
+    L = keras.layers
+    e_in = keras.Input((64,))
+    e = L.Dense(256, activation="relu")(e_in)
+    e = L.Dropout(0.1)(e)
+    encoder = keras.Model(e_in, L.Dense(128, activation="relu")(e), name="encoder")
+    a = keras.Input((64,), name="a")
+    b = keras.Input((64,), name="b")
+    ea, eb = encoder(a), encoder(b)
+    same = L.Dense(1, activation="sigmoid", name="same")(L.Subtract()([ea, eb]))
+    kind = L.Dense(8, activation="softmax", name="kind")(ea)
+    return keras.Model([a, b], [same, kind], name="nested_shared_two_outputs")
+
+
+def conv_attention_dropout() -> Any:
+    """A CNN stem, then MultiHeadAttention over its 8x8 grid, with Dropout and BatchNorm."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = L.ReLU()(L.BatchNormalization()(L.Conv2D(64, 3, strides=2, padding="same")(inp)))
+    x = L.ReLU()(L.BatchNormalization()(L.Conv2D(128, 3, strides=2, padding="same")(x)))
+    x = L.Reshape((64, 128))(x)
+    x = L.LayerNormalization()(x + L.MultiHeadAttention(4, 32, dropout=0.1)(x, x))
+    x = L.Dropout(0.2)(L.GlobalAveragePooling1D()(x))
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="conv_attention_dropout")
+
+
+def xla_gru_sequence() -> Any:
+    """A GRU over 120 steps of 24 features with a per-step head, ``jit_compile``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((120, 24))
+    x = L.GRU(96, return_sequences=True)(inp)
+    m = keras.Model(inp, L.Dense(5, activation="softmax")(x), name="xla_gru_sequence")
+    m.compile(optimizer="sgd", loss="sparse_categorical_crossentropy", jit_compile=True)
+    return m
+
+
+def mobilenetv2_half_64() -> Any:
+    """MobileNetV2 at width 0.5 on 64x64 RGB, 10 classes."""
+    return _keras().applications.MobileNetV2(
+        weights=None, input_shape=(64, 64, 3), alpha=0.5, classes=10
+    )
