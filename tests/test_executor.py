@@ -378,3 +378,16 @@ def test_reduction_slowdown_follows_the_cpu_vendor(monkeypatch):
         seen.clear()
         estimate(model, 4, optimizer="sgd", loss="mse", device="CPU")
         assert seen and set(seen) == {X.reduction_slowdown(vendor)}
+
+
+def test_a_variable_read_costs_its_overhead_whatever_the_variable_size():
+    # ReadVariableOp hands out the variable's own buffer: an 11 MiB embedding
+    # is read as fast as a bias (TF's profile: under a microsecond each), so
+    # the product that reads it does not queue behind a copy that never happens.
+    rows = (30000, 96)
+    nbytes = 4.0 * 30000 * 96
+    big = op_duration("ReadVariableOp", [rows], [()], nbytes, 0.0)
+    small = op_duration("ReadVariableOp", [(4,)], [()], 16.0, 0.0)
+    assert big == small > 0.0  # still an expensive kernel: it goes to the pool
+    product = op_duration("Mul", [rows], [rows, ()], nbytes, nbytes)
+    assert big * 100 < product

@@ -84,6 +84,14 @@ _OVERHEAD = 3000.0  # ns an expensive kernel costs however small
 #: gradient it started with, as TF's log shows for the Conv1D zoo case.
 _FILTER_GRAD_SLOWDOWN = 1.08
 
+#: Expensive kernels that copy nothing: a resource variable's read hands out
+#: the variable's own buffer (the replay aliases it), so it costs the
+#: kernel's overhead whatever the variable's size.  TF's profile of the
+#: masked embedding bag with Lion shows reads of its 11 MiB embedding and
+#: momentum taking 0.2 to 1 us; costed by their bytes they took 1.4 ms, and
+#: the products that read them queued behind.
+NO_COPY_OPS = frozenset({"ReadVariableOp"})
+
 #: Reductions that keep the innermost axis (a BatchNormalization gradient's
 #: sums over batch and pixels, a bias gradient) stride through their input:
 #: timed alone here, the sum of a 2 to 8 MiB (N, H, W, C) tensor over N, H
@@ -197,6 +205,8 @@ def op_duration(
     """
     if op in CHEAP_OPS:
         return 0.0
+    if op in NO_COPY_OPS:
+        return _OVERHEAD
     flops = op_flops(op, out_shapes, in_shapes)
     if op in COMPARISON_OPS and out_shapes and out_shapes[0] is not None:
         elements = sum(_size(s) for s in in_shapes if s is not None)
