@@ -842,19 +842,27 @@ def masked_bag() -> Any:
     return keras.Model(inp, layers.Dense(8, activation="softmax")(x), name="masked_bag")
 
 
+def _pre_norm_vit(
+    name: str, side: int, patch: int, dim: int, heads: int, blocks: int, hidden: int
+) -> Any:
+    """A pre-norm vision transformer over ``patch`` x ``patch`` patches, 10 classes."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((side, side, 3))
+    x = L.Conv2D(dim, patch, strides=patch)(inp)
+    x = L.Reshape(((side // patch) ** 2, dim))(x)
+    for _ in range(blocks):
+        h = L.LayerNormalization()(x)
+        x = x + L.MultiHeadAttention(heads, 32)(h, h)
+        h = L.LayerNormalization()(x)
+        x = x + L.Dense(dim)(L.Dense(hidden, activation="gelu")(h))
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name=name)
+
+
 def vit_patch() -> Any:
     """A three-block pre-norm vision transformer on 8x8 patches of 64x64 images."""
-    keras = _keras()
-    layers = keras.layers
-    inp = keras.Input((64, 64, 3))
-    x = layers.Reshape((64, 128))(layers.Conv2D(128, 8, strides=8)(inp))
-    for _ in range(3):
-        h = layers.LayerNormalization()(x)
-        x = x + layers.MultiHeadAttention(4, 32)(h, h)
-        h = layers.LayerNormalization()(x)
-        x = x + layers.Dense(128)(layers.Dense(384, activation="gelu")(h))
-    x = layers.GlobalAveragePooling1D()(layers.LayerNormalization()(x))
-    return keras.Model(inp, layers.Dense(10, activation="softmax")(x), name="vit_patch")
+    return _pre_norm_vit("vit_patch", 64, 8, 128, 4, 3, 384)
 
 
 def grouped_resnext() -> Any:
@@ -1039,17 +1047,7 @@ def bigru_text() -> Any:
 
 def xla_vit_small() -> Any:
     """A four-block vision transformer on 48x48 RGB (6x6 patches), ``jit_compile``."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((48, 48, 3))
-    x = L.Reshape((64, 96))(L.Conv2D(96, 6, strides=6)(inp))
-    for _ in range(4):
-        h = L.LayerNormalization()(x)
-        x = x + L.MultiHeadAttention(3, 32)(h, h)
-        h = L.LayerNormalization()(x)
-        x = x + L.Dense(96)(L.Dense(192, activation="gelu")(h))
-    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
-    m = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="xla_vit_small")
+    m = _pre_norm_vit("xla_vit_small", 48, 6, 96, 3, 4, 192)
     m.compile(optimizer="adam", loss="sparse_categorical_crossentropy", jit_compile=True)
     return m
 
