@@ -291,7 +291,8 @@ def summarize(errors: list[float | None]) -> str:
         return "no estimates"
     return (
         f"median |error| {statistics.median(values):.1%}, "
-        f"worst |error| {max(values):.1%} over {len(values)} cases"
+        f"worst |error| {max(values):.1%} over {len(values)} cases "
+        f"({sum(v > 0.10 for v in values)} over 10%, {sum(v > 0.15 for v in values)} over 15%)"
     )
 
 
@@ -531,11 +532,7 @@ def print_other_cpu(
         return
     measured = {c.name: cache[cache_key(c.name, env, cpu)] for c in scored}
     errors = [r["error"] for r in build_rows(scored, measured, estimates)]
-    values = [abs(e) for e in errors if e is not None]
-    print(
-        f"  {summarize(errors)}; over 10%: {sum(v > 0.10 for v in values)}, "
-        f"over 15%: {sum(v > 0.15 for v in values)}"
-    )
+    print(f"  {summarize(errors)}")
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
