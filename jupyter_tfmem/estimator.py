@@ -18,6 +18,7 @@ import re
 import weakref
 from typing import Any
 
+from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, Footprint, LayerInfo, PeakLine
 from .overhead import DEFAULT_OVERHEAD
 
@@ -802,7 +803,7 @@ def _estimate_traced(
             if filters_first != orders:
                 variants.append(filters_first)
         schedules = [
-            [_executor_events(nodes, o, durations, threads, shared) for o in variant]
+            [_executor_events(nodes, o, durations, threads, shared, trips) for o in variant]
             for shared in ((False, True) if threads > 1 else (False,))
             for variant in variants
         ]
@@ -1831,14 +1832,6 @@ def _input_spec(nodes, props, traced, ref: str):
     return tf.TensorSpec(tuple(var.shape), tf.as_dtype(var.dtype))
 
 
-_FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")
-
-
-def _frame_of(name: str) -> str | None:
-    m = _FRAME.match(name)
-    return m.group(1) if m else None
-
-
 def _int_constants(graph_def) -> dict[str, int]:
     """Scalar int32/int64 constants by node name (loop bounds, list slots)."""
     import tensorflow as tf
@@ -1935,11 +1928,9 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
     # references go at its TensorListStack): charge the pushes first.
     for node in sorted(nodes.values(), key=lambda n: n.op != "TensorListPushBack"):
         if node.op == "Merge":  # drop the loop's back edge
-            node.inputs = [
-                (s, i)
-                for s, i in node.inputs
-                if nodes.get(s) is None or nodes[s].op != "NextIteration"
-            ]
+            back = [s for s, _ in node.inputs if s in nodes and nodes[s].op == "NextIteration"]
+            node.back_edges = tuple(back)
+            node.inputs = [(s, i) for s, i in node.inputs if s not in back]
         elem = written.get(node.name)
         if node.op == "TensorListFromTensor" and node.inputs:
             spec = _spec(nodes, node.inputs[0])
@@ -2307,10 +2298,15 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
 
 
 def _executor_events(
-    nodes, order: list[str], durations, threads: int, shared_cores: bool = False
+    nodes, order: list[str], durations, threads: int, shared_cores: bool = False, trips=None
 ) -> list[tuple[str, str]]:
-    """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py)."""
+    """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py).
+
+    Loops run as chunks of their iterations (engine/loops.py) when ``trips``
+    gives their counts.
+    """
     from .engine.executor import simulate
+    from .engine.loops import chunked
 
     pos = {name: i for i, name in enumerate(order)}
     deps = {
@@ -2326,7 +2322,12 @@ def _executor_events(
             deps[bias] = [*deps[bias], filt]
             durations[filt] = durations.get(filt, 0.0) + durations.get(bias, 0.0)
             durations[bias] = 0.0
-    return simulate(order, deps, durations, threads, shared_cores=shared_cores)
+
+    def run(names, deps, durations):
+        return simulate(names, deps, durations, threads, shared_cores=shared_cores)
+
+    events = chunked(nodes, order, deps, durations, trips or {}, run)
+    return events if events is not None else run(order, deps, durations)
 
 
 def _merged_filters_first(nodes, order: list[str]) -> list[str]:

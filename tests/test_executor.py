@@ -217,8 +217,8 @@ def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(m
             monkeypatch.setattr(
                 E,
                 "_executor_events",
-                lambda nodes, order, durations, threads, shared=False: events(
-                    nodes, order, durations, threads, force
+                lambda nodes, order, durations, threads, shared=False, trips=None: events(
+                    nodes, order, durations, threads, force, trips
                 ),
             )
         fp = estimate(model, 64, optimizer="adam", loss="mse", device="CPU")

@@ -71,6 +71,9 @@ class Node:
     forwards: dict[int, tuple[int, ...]] | None = None
     #: the allocations output 0 is made of (``Buffer.pieces``)
     pieces: int = 1
+    #: a loop Merge's inputs from its NextIterations, which the replay drops
+    #: (it has no back edge); the executor model's loop chunks wait on them
+    back_edges: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
