@@ -400,10 +400,17 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
 
 def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
     in_range = [r["in_range"] for r in rows if r["in_range"] is not None]
+    # An estimate inside TF's own range is as good as the ground truth
+    # allows; the worst error outside it is what the model still gets wrong.
+    outside = [(abs(r["error"]), r["case"]) for r in rows if r["in_range"] is False]
+    worst_outside = max(outside, default=None)
     lines = [
         f"jupyter_tfmem.estimate: {summarize([r['error'] for r in rows])}"
+        + (f"; inside the measured range in {sum(in_range)} of {len(in_range)}" if in_range else "")
         + (
-            f"; inside the measured range in {sum(in_range)} of {len(in_range)}" if in_range else ""
+            f"; worst |error| outside it {worst_outside[0]:.1%} ({worst_outside[1]})"
+            if worst_outside
+            else ""
         ),
         f"CS231n rule of thumb: {summarize([r['cs231n_error'] for r in rows])}",
         f"Stack Overflow get_model_memory_usage: "
