@@ -595,18 +595,22 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     import tensorflow as tf
 
     from .engine import grappler, helper_process
-    from .engine.step import VariableStub, trace_step
+    from .engine.step import VariableStub, tape_sizes, trace_step
+
+    # the gradient sizes the tape reads at b1, given again to every other trace
+    sizes: list[int] = []
 
     def trace(batch, update_from=None):
-        return trace_step(
-            model,
-            training=training,
-            x_specs=_with_batch_dim(x_specs, batch),
-            y_specs=_with_batch_dim(y_specs, batch) if training else y_specs,
-            loss_fn=loss_fn,
-            optimizer=opt,
-            update_from=update_from,
-        )
+        with tape_sizes(sizes, replay=batch != b1):
+            return trace_step(
+                model,
+                training=training,
+                x_specs=_with_batch_dim(x_specs, batch),
+                y_specs=_with_batch_dim(y_specs, batch) if training else y_specs,
+                loss_fn=loss_fn,
+                optimizer=opt,
+                update_from=update_from,
+            )
 
     def retrace(batch, first):
         """The step traced at ``batch`` and Grappler's first pass over it.
@@ -662,7 +666,16 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             structure = grappler.structure(checked)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
-        if same_args and structure == grappler.structure(checked2, names):
+        structure2 = grappler.structure(checked2, names) if same_args else None
+        # Grappler's memory optimizer sums an AddN in place or not by how
+        # full it expects the device to be, so by the batch: sizes at the
+        # other batch are read from its own graph all the same.
+        sums_differ = (
+            same_args
+            and structure != structure2
+            and grappler.undo_in_place_sums(structure) == grappler.undo_in_place_sums(structure2)
+        )
+        if same_args and (structure == structure2 or sums_differ):
             if other != b2:
                 _BATCHES.set((b1, other))  # for the rest of this estimate
             if not {n.name for n in graph.node} <= {
@@ -677,6 +690,8 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             props2 = infer(second, checked2, other)
             here = functools.partial(_inferred_shapes, *args1)
             props1 = helper_process.result_or(there, here, _collect_young)
+            if sums_differ:
+                grappler.size_in_place_sums(graph, props2)
             return first, graph, props1, props2
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "

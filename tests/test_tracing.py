@@ -53,7 +53,9 @@ def test_a_graph_that_depends_on_the_batch_size_falls_back_to_an_open_batch(
     optimized_graphs, monkeypatch
 ):
     calls = iter(range(100))
-    monkeypatch.setattr(grappler, "structure", lambda graph_def, names=None: {next(calls)})
+    monkeypatch.setattr(
+        grappler, "structure", lambda graph_def, names=None: {(str(next(calls)), "Op", ())}
+    )
     model = normed_mlp()
     fp = jt.estimate(model, 16, optimizer="sgd", loss="mse")
     assert any(FALLBACK in note for note in fp.notes)
@@ -262,3 +264,78 @@ def test_the_second_batch_gets_grapplers_second_pass_only_where_it_makes_nodes(m
         fp = jt.estimate(normed_mlp(), 16, optimizer=optimizer, loss="mse")
         assert len(calls) == passes, optimizer
         assert not any("cannot infer" in note for note in fp.notes)
+
+
+def _sliced_sum_graph(batch, sizes, replay):
+    """A traced gradient of 50 slices of one large tensor, and its AddNs' input counts.
+
+    Each slice's gradient is a full-size tensor (80 MB at batch 4), so TF's
+    tape sums them early, five at a time, when it can count their elements.
+    """
+    import tensorflow as tf
+
+    from jupyter_tfmem.engine.step import tape_sizes
+
+    def grad(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = sum(tf.reduce_sum(x[:, i]) for i in range(50))  # AddV2s, no AddN
+        return tape.gradient(y, x)
+
+    spec = tf.TensorSpec((batch, 5000, 1000), tf.float32)
+    with tape_sizes(sizes, replay=replay):
+        graph = tf.function(grad).get_concrete_function(spec).graph
+    return sorted(len(op.inputs) for op in graph.get_operations() if op.type == "AddN")
+
+
+def test_an_open_batch_trace_sums_gradients_early_as_the_trace_at_the_batch_does():
+    sizes: list[int] = []
+    at_batch = _sliced_sum_graph(4, sizes, replay=False)
+    assert max(at_batch) < 50 and sum(at_batch) > 50  # summed early, in a chain
+    assert sizes  # the tape asked for the gradients' sizes, and they were kept
+    assert _sliced_sum_graph(None, [], replay=False)[-1] == 50  # open batch: never early
+    assert _sliced_sum_graph(None, sizes, replay=True) == at_batch
+    assert _sliced_sum_graph(5, sizes, replay=True) == at_batch
+
+
+def test_two_graphs_that_differ_in_an_addn_summed_in_place_match_once_it_is_undone():
+    plain = {
+        ("a", "Mul", ("x",)),
+        ("b", "Mul", ("y",)),
+        ("c", "Mul", ("z",)),
+        ("sum", "AddN", ("a", "b", "c")),
+        ("out", "Neg", ("sum",)),
+    }
+    in_place = {
+        ("a", "Mul", ("x",)),
+        ("b", "Mul", ("y",)),
+        ("c", "Mul", ("z",)),
+        ("sum/tmp_var", "TemporaryVariable", ("^a",)),
+        ("sum/tmp_var_zeros", "ZerosLike", ("a",)),
+        ("sum/tmp_var_initializer", "Assign", ("sum/tmp_var", "sum/tmp_var_zeros")),
+        ("sum/tmp_var_accum_0", "AssignAdd", ("sum/tmp_var_initializer", "a")),
+        ("sum/tmp_var_accum_1", "AssignAdd", ("sum/tmp_var_initializer", "b")),
+        ("sum/tmp_var_accum_2", "AssignAdd", ("sum/tmp_var_initializer", "c")),
+        (
+            "sum",
+            "DestroyTemporaryVariable",
+            ("sum/tmp_var_initializer", "^sum/tmp_var_accum_0", "^sum/tmp_var_accum_1"),
+        ),
+        ("out", "Neg", ("sum",)),
+    }
+    assert plain != in_place
+    assert grappler.undo_in_place_sums(in_place) == grappler.undo_in_place_sums(plain) == plain
+    other = (plain - {("out", "Neg", ("sum",))}) | {("out", "Abs", ("sum",))}
+    assert grappler.undo_in_place_sums(in_place) != grappler.undo_in_place_sums(other)
+
+
+def test_the_nodes_of_an_in_place_sum_get_the_addns_shape_from_the_other_trace():
+    from tensorflow.core.framework import graph_pb2
+
+    g = graph_pb2.GraphDef()
+    for name in ("sum", "sum/tmp_var", "sum/tmp_var_accum_0", "other"):
+        g.node.add(name=name, op="NoOp")
+    props = {"sum": [((8, 3), "float32")], "other": [((2,), "float32")]}
+    grappler.size_in_place_sums(g, props)
+    assert props["sum/tmp_var"] == props["sum/tmp_var_accum_0"] == [((8, 3), "float32")]
+    assert "other/tmp_var" not in props

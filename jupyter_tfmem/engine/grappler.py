@@ -218,6 +218,55 @@ def structure(
     }
 
 
+#: What Grappler's memory optimizer (``SchedulingPass``) adds to an AddN it
+#: sums in place: the AddN becomes a ``DestroyTemporaryVariable`` of the
+#: same name, fed by these nodes, whose names start with the AddN's.
+_IN_PLACE_SUM = "/tmp_var"  # noqa: S108 (a node-name suffix)
+
+
+def undo_in_place_sums(
+    structure: set[tuple[str, str, tuple[str, ...]]] | None,
+) -> set[tuple[str, str, tuple[str, ...]]] | None:
+    """``structure`` with every AddN the memory optimizer summed in place an AddN again.
+
+    The optimizer rewrites an AddN whose inputs are alive at its static
+    peak when that peak is over 80% of the device's memory: a temporary
+    variable, zeroed, then one ``AssignAdd`` per input, then destroyed.
+    Whether it does depends on the sizes, so two traces of one step can
+    differ in this alone.
+    """
+    if structure is None:
+        return None
+    accums: dict[str, list[tuple[int, str]]] = {}
+    for name, op, inputs in structure:
+        base, sep, rest = name.partition(_IN_PLACE_SUM + "_accum_")
+        if sep and op == "AssignAdd" and rest.isdigit() and len(inputs) > 1:
+            accums.setdefault(base, []).append((int(rest), inputs[1]))
+    out = set()
+    for name, op, inputs in structure:
+        base = name.partition(_IN_PLACE_SUM)[0]
+        if base != name and base in accums:
+            continue
+        if op == "DestroyTemporaryVariable" and name in accums:
+            summed = tuple(dict.fromkeys(i for _, i in sorted(accums[name])))
+            out.add((name, "AddN", summed))
+        else:
+            out.add((name, op, inputs))
+    return out
+
+
+def size_in_place_sums(graph_def: graph_pb2.GraphDef, props: dict[str, list]) -> None:
+    """Give ``props`` the nodes of ``graph_def``'s in-place sums it lacks, in place.
+
+    ``props`` comes from another trace whose AddN was not summed in place:
+    every node of the sum holds the AddN's value, so each gets its shape.
+    """
+    for node in graph_def.node:
+        base, sep, _ = node.name.partition(_IN_PLACE_SUM)
+        if sep and node.name not in props and props.get(base):
+            props[node.name] = [props[base][0]]
+
+
 def detach_calls(
     graph_def: graph_pb2.GraphDef, call_shapes: dict[str, list[tuple[Any, Any]]]
 ) -> tuple[graph_pb2.GraphDef, dict[str, list[str]], list[str]]:

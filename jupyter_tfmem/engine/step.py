@@ -9,7 +9,9 @@ tensor can later be charged to a row of the per-layer table.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
@@ -197,6 +199,48 @@ def trace_step(
     if update_from is None:
         return traced
     return _with_update(traced, update_from)
+
+
+@contextlib.contextmanager
+def tape_sizes(sizes: list[int], *, replay: bool) -> Iterator[None]:
+    """Record the gradient sizes the tape reads in a trace, or give it those again.
+
+    TF's tape sums a tensor's gradients early, as it goes, once more than
+    four are pending and they hold over 128 MiB (``kMinAggregateCount`` and
+    ``kMinAggregateBytes`` in ``tensorflow/c/eager/tape.h``, counting four
+    bytes an element), reading the element count from the static shape (an
+    unknown dimension counts as none at all).  So the graph depends on the
+    batch: a TimeDistributed layer over 200 steps at batch 48 has its 200
+    full-size input gradients summed by ``AddN``s of 44, 44, 44, 44 and 28,
+    at batch 49 of 43 and so on, and with an open batch by one ``AddN`` of
+    200.  The estimate needs the graph TF runs at the batch asked for and
+    its sizes at a second batch: the trace at the batch asked for records
+    the counts (``replay=False``), and the other traces are given the same
+    counts in the same order, so they group the gradients the same way.
+    """
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import backprop
+
+    default = backprop._default_vspace
+    given = iter(list(sizes))
+    if not replay:
+        sizes.clear()
+
+    def num_elements(grad: Any) -> int:
+        if replay:
+            n = next(given, None)
+            if n is not None:
+                return n
+        n = default.num_elements_fn(grad)
+        if not replay:
+            sizes.append(n)
+        return n
+
+    pywrap_tfe.TFE_Py_RegisterVSpace(default._replace(num_elements_fn=num_elements))
+    try:
+        yield
+    finally:
+        pywrap_tfe.TFE_Py_RegisterVSpace(default)
 
 
 def _update_is_batch_free(graph_def: Any, update: list[str], grads: list[Any]) -> bool:
