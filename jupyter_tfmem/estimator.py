@@ -666,7 +666,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             structure = grappler.structure(checked)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
         same_args = len(first.arg_names) == len(second.arg_names)
-        structure2 = grappler.structure(checked2, names) if same_args else None
+        structure2 = grappler.structure(checked2, names) if same_args else set()
         # Grappler's memory optimizer sums an AddN in place or not by how
         # full it expects the device to be, so by the batch: sizes at the
         # other batch are read from its own graph all the same.

@@ -10,8 +10,8 @@ MS = 1e6  # durations are in ns
 TRIPS = 100
 
 
-def _loop(prefix: str, work_ms: float, source: str) -> dict[str, Node]:
-    """A while loop as Grappler lowers it: a counter and a state, one body op.
+def _loop(prefix: str, work_ms: float, source: str) -> tuple[dict[str, Node], dict[str, float]]:
+    """A while loop as Grappler lowers it (a counter and a state, one body op), and durations.
 
     ``work`` is the body's work for all iterations together (the duration
     the estimator gives a body op); ``const`` is computed from a loop
@@ -42,20 +42,21 @@ def _loop(prefix: str, work_ms: float, source: str) -> dict[str, Node]:
     nodes[f"{f}/merge/_3"].back_edges = (f"{f}/next/_8",)
     nodes[f"{f}/merge/_4"].back_edges = (f"{f}/next/_9",)
     nodes[f"{f}/exit/_10"].controls = [f"{f}/next/_8", f"{f}/next/_9"]
-    nodes[f"{prefix}/after"].duration = 2 * MS  # type: ignore[attr-defined]
-    nodes[f"{f}/body/_1/work"].duration = work_ms * MS  # type: ignore[attr-defined]
+    durations = {f"{prefix}/after": 2 * MS, f"{f}/body/_1/work": work_ms * MS}
     for name in (f"{f}/cond/_0/less", f"{f}/body/_1/add", f"{f}/body/_1/const"):
-        nodes[name].duration = 0.01 * MS * TRIPS  # type: ignore[attr-defined]
-    return nodes
+        durations[name] = 0.01 * MS * TRIPS
+    return nodes, durations
 
 
 def _graph(*loops_ms: float):
     nodes = {"x": Node("x", "Fill", [], [], [(1.0, 0.0, None)])}
+    durations: dict[str, float] = {}
     for i, work in enumerate(loops_ms):
-        nodes.update(_loop(f"l{i}", work, "x"))
+        loop_nodes, loop_durations = _loop(f"l{i}", work, "x")
+        nodes.update(loop_nodes)
+        durations.update(loop_durations)
     order = list(nodes)
     deps = {n: [s for s, _ in nodes[n].inputs] + nodes[n].controls for n in order}
-    durations = {n: getattr(nodes[n], "duration", 0.0) for n in order}
     trips = {f"l{i}/while": TRIPS for i in range(len(loops_ms))}
     return nodes, order, deps, durations, trips
 
@@ -66,9 +67,10 @@ def _run(names, deps, durations):
 
 def test_a_loops_members_run_per_iteration_and_its_enters_and_exits_once():
     nodes, order, deps, _, _ = _graph(10)
-    conds: dict[str, str] = {}
-    members = loops.loop_members(nodes, order, deps, conds)
-    assert members is not None and set(members) == {"l0/while"}
+    found = loops.loop_members(nodes, order, deps)
+    assert found is not None
+    members, conds = found
+    assert set(members) == {"l0/while"}
     got = members["l0/while"]
     assert conds == {"l0/while": "l0/while/LoopCond/_5"}
     assert {n for n in got if "/body/" in n or "/cond/" in n} == {
@@ -130,5 +132,5 @@ def test_nested_loops_keep_the_whole_loop_model():
     # loop l1 entered from inside l0's body
     nodes["l1/while/enter/_1"].inputs = [("l0/while/body/_1/work", 0)]
     deps = {n: [s for s, _ in nodes[n].inputs] + nodes[n].controls for n in order}
-    assert loops.loop_members(nodes, order, deps, {}) is None
+    assert loops.loop_members(nodes, order, deps) is None
     assert loops.chunked(nodes, order, deps, durations, trips, _run) is None

@@ -225,8 +225,8 @@ _IN_PLACE_SUM = "/tmp_var"  # noqa: S108 (a node-name suffix)
 
 
 def undo_in_place_sums(
-    structure: set[tuple[str, str, tuple[str, ...]]] | None,
-) -> set[tuple[str, str, tuple[str, ...]]] | None:
+    structure: set[tuple[str, str, tuple[str, ...]]],
+) -> set[tuple[str, str, tuple[str, ...]]]:
     """``structure`` with every AddN the memory optimizer summed in place an AddN again.
 
     The optimizer rewrites an AddN whose inputs are alive at its static
@@ -235,8 +235,6 @@ def undo_in_place_sums(
     Whether it does depends on the sizes, so two traces of one step can
     differ in this alone.
     """
-    if structure is None:
-        return None
     accums: dict[str, list[tuple[int, str]]] = {}
     for name, op, inputs in structure:
         base, sep, rest = name.partition(_IN_PLACE_SUM + "_accum_")

@@ -13,7 +13,8 @@ first layer's two 31 ms loops 0.07 ms apart.
 So the executor model runs a loop as ``CHUNKS`` copies of its body, each
 taking a ``CHUNKS``-th of the loop's time, copy ``k + 1``'s Merges waiting
 for copy ``k``'s NextIterations (the back edges the replay drops).  The
-replay takes each body op's start and end from the last copy.
+replay takes each body op's start and end from the first copy, where the
+loop's buffers first exist (docs/engine.md, point 4).
 """
 
 from __future__ import annotations
@@ -35,16 +36,15 @@ def frame_of(name: str) -> str | None:
 
 
 def loop_members(
-    nodes, order: list[str], deps: Mapping[str, list[str]], conds: dict[str, str]
-) -> dict[str, set[str]] | None:
-    """Each loop frame's ops that run once per iteration, or None if loops nest.
+    nodes, order: list[str], deps: Mapping[str, list[str]]
+) -> tuple[dict[str, set[str]], dict[str, str]] | None:
+    """Each loop frame's ops that run once per iteration and its LoopCond, or None if loops nest.
 
     A loop is found from its LoopCond: the Switches it drives name its
     Merges, and everything downstream of those Merges up to the Exits runs
     per iteration, as do the body's ops computed from loop constants alone
     (found by the frame in their names).  A loop inside another would need
     copies of copies; the caller then keeps the whole-loop durations.
-    ``conds`` is filled with each frame's LoopCond.
     """
     succ: dict[str, list[str]] = collections.defaultdict(list)
     for name in order:
@@ -70,8 +70,8 @@ def loop_members(
         if frame is not None:
             by_frame[frame].append(name)
     members: dict[str, set[str]] = {}
+    conds: dict[str, str] = {}
     owner: dict[str, str] = {}
-    conds.clear()
     for cond, frame in frame_of_cond.items():
         todo = [*merges[frame], *by_frame[frame], cond]
         seen: set[str] = set()
@@ -91,7 +91,7 @@ def loop_members(
                 return None  # two loops share ops: nested
         members[frame] = seen
         conds[frame] = cond
-    return members
+    return members, conds
 
 
 def chunked(
@@ -109,10 +109,10 @@ def chunked(
     op's, times its trips).  Returns None when there is no loop to chunk or
     loops nest.
     """
-    conds: dict[str, str] = {}  # frame -> its LoopCond
-    members = loop_members(nodes, order, deps, conds) if trips else None
-    if not members:
+    found = loop_members(nodes, order, deps) if trips else None
+    if not found or not found[0]:
         return None
+    members, conds = found
     longest = max(trips.values())
     copies = {frame: max(1, min(CHUNKS, trips.get(frame, longest))) for frame in members}
     owner = {name: frame for frame, names in members.items() for name in names}
