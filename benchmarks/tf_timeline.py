@@ -211,8 +211,8 @@ def estimate_one_way(case_name: str, shared: bool | None = None) -> float:
 
     events = estimator._executor_events
     if shared is not None:
-        estimator._executor_events = lambda n, o, d, t, _=False, trips=None: events(
-            n, o, d, t, shared, trips
+        estimator._executor_events = lambda n, o, d, t, _=False, trips=None, **kw: events(
+            n, o, d, t, shared, trips, **kw
         )
     try:
         return float(get_case(case_name).estimate(device="CPU").peak_bytes)

@@ -851,6 +851,24 @@ def _estimate_traced(
                 f"concurrent kernels side by side (the estimate), {turns:,.1f} MiB if they "
                 "take turns on the cores."
             )
+    if threads and _in_place_sum_inputs(nodes, order):
+        # Where TF's executor reaches the input an in-place sum's temporary
+        # waits for changes from process to process (_in_place_sum_inputs):
+        # the footprint follows the graph's order, the note gives the peak
+        # when that input comes last.
+        late = [
+            _executor_events(nodes, o, durations, threads, False, trips, late_sums=True)
+            for o in orders
+        ]
+        late_peak = _parts_peak(_peak_parts(nodes, late, *args), batch_size) / 2**20
+        peak = _parts_peak((lines, slack), batch_size) / 2**20
+        if late_peak > 1.1 * peak:
+            notes.append(
+                f"TF sums some gradients in place, and its executor makes their inputs in an "
+                f"order that changes from run to run: this step's peak is {peak:,.1f} MiB "
+                f"(the estimate) when the sum starts early, up to {late_peak:,.1f} MiB when it "
+                "starts after all of them."
+            )
     info = _layer_info(model, layers)
     named = {li.name for li in info}
     extra = sorted({name for line in lines for name in line.layers} - named)
@@ -2313,12 +2331,20 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
 
 
 def _executor_events(
-    nodes, order: list[str], durations, threads: int, shared_cores: bool = False, trips=None
+    nodes,
+    order: list[str],
+    durations,
+    threads: int,
+    shared_cores: bool = False,
+    trips=None,
+    *,
+    late_sums: bool = False,
 ) -> list[tuple[str, str]]:
     """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py).
 
     Loops run as chunks of their iterations (engine/loops.py) when ``trips``
-    gives their counts.
+    gives their counts.  ``late_sums`` replays every in-place sum as if the
+    input its temporary variable waits for came last (``_late_in_place_sums``).
     """
     from .engine.executor import simulate
     from .engine.loops import chunked
@@ -2328,6 +2354,9 @@ def _executor_events(
         name: [d for d in [s for s, _ in nodes[name].inputs] + nodes[name].controls if d in pos]
         for name in order
     }
+    if late_sums:
+        for var, summed in _in_place_sum_inputs(nodes, order).items():
+            deps[var] = [*deps[var], *(d for d in summed if d in pos)]
     merged = _onednn_bias_grad_merges(nodes, order)
     if merged:
         # One kernel yields both: the bias gradient is ready when the filter
@@ -2343,6 +2372,34 @@ def _executor_events(
 
     events = chunked(nodes, order, deps, durations, trips or {}, run)
     return events if events is not None else run(order, deps, durations)
+
+
+def _in_place_sum_inputs(nodes, order: list[str]) -> dict[str, list[str]]:
+    """Each in-place sum's ``TemporaryVariable`` and the ops whose outputs it sums.
+
+    Grappler's memory optimizer makes the temporary wait for one of the
+    sum's inputs (the first in its topological order) and nothing else.
+    TF's executor reaches that input after an arbitrary number of the
+    others: the ready successors of an op with more than eight out-edges
+    come in the order of a hash set of edge pointers (``EdgeSet``,
+    tensorflow/core/graph/edgeset.h), which changes from process to process.
+    Every input made before the temporary exists waits, alive, for its
+    ``AssignAdd``.
+    """
+    from .engine.grappler import IN_PLACE_SUM
+
+    accum = IN_PLACE_SUM + "_accum_"
+    summed: dict[str, list[str]] = collections.defaultdict(list)
+    for name in order:
+        node = nodes[name]
+        base, sep, rest = name.partition(accum)
+        if sep and rest.isdigit() and node.op == "AssignAdd" and len(node.inputs) > 1:
+            summed[base + IN_PLACE_SUM].append(node.inputs[1][0])
+    return {
+        var: inputs
+        for var, inputs in summed.items()
+        if var in nodes and nodes[var].op == "TemporaryVariable"
+    }
 
 
 def _merged_filters_first(nodes, order: list[str]) -> list[str]:

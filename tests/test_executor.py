@@ -217,8 +217,8 @@ def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(m
             monkeypatch.setattr(
                 E,
                 "_executor_events",
-                lambda nodes, order, durations, threads, shared=False, trips=None: events(
-                    nodes, order, durations, threads, force, trips
+                lambda nodes, order, durations, threads, shared=False, trips=None, **kw: events(
+                    nodes, order, durations, threads, force, trips, **kw
                 ),
             )
         fp = estimate(model, 64, optimizer="adam", loss="mse", device="CPU")
@@ -391,3 +391,76 @@ def test_a_variable_read_costs_its_overhead_whatever_the_variable_size():
     assert big == small > 0.0  # still an expensive kernel: it goes to the pool
     product = op_duration("Mul", [rows], [rows, ()], nbytes, nbytes)
     assert big * 100 < product
+
+
+def _in_place_sum(n: int):
+    """``n`` gradients of one source summed in place, as Grappler's memory optimizer writes it.
+
+    The temporary variable waits for the last gradient alone (the one first
+    in the optimizer's topological order); each ``AssignAdd`` adds one.
+    """
+    from jupyter_tfmem.engine.schedule import Node
+
+    spec = [("dy", "Unpack", [], [])]
+    spec += [(f"g{i}", "StridedSliceGrad", [("dy", i)], []) for i in range(n)]
+    spec += [
+        ("sum/tmp_var", "TemporaryVariable", [], [f"g{n - 1}"]),
+        ("sum/tmp_var_initializer", "Assign", [("sum/tmp_var", 0)], []),
+    ]
+    spec += [
+        (f"sum/tmp_var_accum_{i}", "AssignAdd", [("sum/tmp_var_initializer", 0), (f"g{i}", 0)], [])
+        for i in range(n)
+    ]
+    spec.append(
+        (
+            "sum",
+            "DestroyTemporaryVariable",
+            [("sum/tmp_var_initializer", 0)],
+            [f"sum/tmp_var_accum_{i}" for i in range(n)],
+        )
+    )
+    nodes = {
+        name: Node(name, op, inputs, controls, [(1.0, 0.0, None)])
+        for name, op, inputs, controls in spec
+    }
+    durations = {name: 50_000.0 for name in nodes if not name.startswith("sum/tmp_var")}
+    durations.update({f"sum/tmp_var_accum_{i}": 30_000.0 for i in range(n)})
+    return nodes, list(nodes), durations
+
+
+def _most_gradients_alive(events, n: int) -> int:
+    """Most gradients started whose AssignAdd has not ended, over the events."""
+    alive = most = 0
+    for kind, name in events:
+        if kind == "s" and name.startswith("g"):
+            alive += 1
+            most = max(most, alive)
+        elif kind == "e" and name.startswith("sum/tmp_var_accum_"):
+            alive -= 1
+    return most
+
+
+def test_an_in_place_sum_replayed_late_holds_all_its_inputs_and_early_holds_few():
+    from jupyter_tfmem import estimator as E
+
+    n = 12
+    nodes, order, durations = _in_place_sum(n)
+    assert E._in_place_sum_inputs(nodes, order) == {"sum/tmp_var": [f"g{i}" for i in range(n)]}
+    early = E._executor_events(nodes, order, durations, 2)
+    late = E._executor_events(nodes, order, durations, 2, late_sums=True)
+    assert sorted(early) == sorted(late)  # the same ops, in another order
+    assert _most_gradients_alive(late, n) == n
+    assert _most_gradients_alive(early, n) <= 3
+    # late: the temporary starts only once every gradient has ended
+    tv = late.index(("s", "sum/tmp_var"))
+    assert all(late.index(("e", f"g{i}")) < tv for i in range(n))
+
+
+def test_a_graph_without_in_place_sums_has_none_to_replay_late():
+    from jupyter_tfmem import estimator as E
+
+    nodes, order, _ = _in_place_sum(3)
+    for name in [n for n in order if n.startswith("sum")]:
+        del nodes[name]
+    order = [n for n in order if n in nodes]
+    assert E._in_place_sum_inputs(nodes, order) == {}

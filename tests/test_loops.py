@@ -155,9 +155,9 @@ def test_a_step_with_loops_runs_on_the_executor_threads_each_loop_taking_all_its
         raw.update(durations(*args, **kwargs))
         return dict(raw)
 
-    def record_used(nodes, order, durs, threads, shared=False, trips=None):
+    def record_used(nodes, order, durs, threads, shared=False, trips=None, **kw):
         used.update(durs)
-        return events(nodes, order, durs, threads, shared, trips)
+        return events(nodes, order, durs, threads, shared, trips, **kw)
 
     monkeypatch.setattr(estimator, "_durations", record_raw)
     monkeypatch.setattr(estimator, "_executor_events", record_used)

@@ -221,7 +221,7 @@ def structure(
 #: What Grappler's memory optimizer (``SchedulingPass``) adds to an AddN it
 #: sums in place: the AddN becomes a ``DestroyTemporaryVariable`` of the
 #: same name, fed by these nodes, whose names start with the AddN's.
-_IN_PLACE_SUM = "/tmp_var"  # noqa: S108 (a node-name suffix)
+IN_PLACE_SUM = "/tmp_var"  # noqa: S108 (a node-name suffix)
 
 
 def undo_in_place_sums(
@@ -237,12 +237,12 @@ def undo_in_place_sums(
     """
     accums: dict[str, list[tuple[int, str]]] = {}
     for name, op, inputs in structure:
-        base, sep, rest = name.partition(_IN_PLACE_SUM + "_accum_")
+        base, sep, rest = name.partition(IN_PLACE_SUM + "_accum_")
         if sep and op == "AssignAdd" and rest.isdigit() and len(inputs) > 1:
             accums.setdefault(base, []).append((int(rest), inputs[1]))
     out = set()
     for name, op, inputs in structure:
-        base = name.partition(_IN_PLACE_SUM)[0]
+        base = name.partition(IN_PLACE_SUM)[0]
         if base != name and base in accums:
             continue
         if op == "DestroyTemporaryVariable" and name in accums:
@@ -260,7 +260,7 @@ def size_in_place_sums(graph_def: graph_pb2.GraphDef, props: dict[str, list]) ->
     every node of the sum holds the AddN's value, so each gets its shape.
     """
     for node in graph_def.node:
-        base, sep, _ = node.name.partition(_IN_PLACE_SUM)
+        base, sep, _ = node.name.partition(IN_PLACE_SUM)
         if sep and node.name not in props and props.get(base):
             props[node.name] = [props[base][0]]
 
