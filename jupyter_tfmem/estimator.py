@@ -793,7 +793,12 @@ def _estimate_traced(
     schedules = [orders]
     executor = "tf-executor (GPU: every kernel inline)"
     if threads:
-        durations = _durations(nodes, props1, props2, _ORDER_BATCH)
+        # Op durations at the batch asked for: an optimizer's update of a big
+        # variable takes as long at any batch, the gradients it races grow
+        # with it (the masked embedding bag with Lion: TF's profile at batch
+        # 256 runs both momentum products first, the replay with batch-32
+        # durations ran one last).  ``Footprint.at(n)`` keeps this order.
+        durations = _durations(nodes, props1, props2, batch_size)
         if trips:
             # A loop's body is replayed once but runs once per iteration: its
             # ops take that many times as long beside the ops outside it.
@@ -2040,13 +2045,6 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
                 if node.op == "ZerosLike":  # a list of zero elements, each its own
                     node.pieces = holder.pieces
     return trips
-
-
-#: The batch size whose op durations fix the CPU executor's order.  One
-#: order for every batch keeps ``Footprint.at(n)`` equal to a fresh estimate
-#: at ``n``; the durations only rank concurrent ops, which batch-proportional
-#: costs rank the same way at any batch.
-_ORDER_BATCH = 32
 
 
 def _const_slot(nodes, consts: dict[str, int], name: str) -> int | None:

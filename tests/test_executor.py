@@ -464,3 +464,28 @@ def test_a_graph_without_in_place_sums_has_none_to_replay_late():
         del nodes[name]
     order = [n for n in order if n in nodes]
     assert E._in_place_sum_inputs(nodes, order) == {}
+
+
+@pytest.mark.parametrize("batch", [8, 96])
+def test_the_cpu_order_takes_op_durations_at_the_batch_asked_for(monkeypatch, batch):
+    # An optimizer's update of a big variable lasts as long at any batch,
+    # while the gradients it races grow with the batch: the order is that
+    # of the batch TF runs.
+    import keras
+
+    from jupyter_tfmem import estimator as E
+
+    monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+    durations, asked = E._durations, []
+
+    def record(nodes, props1, props2, n):
+        asked.append(n)
+        return durations(nodes, props1, props2, n)
+
+    monkeypatch.setattr(E, "_durations", record)
+    keras.backend.clear_session()
+    inp = keras.Input((32,))
+    model = keras.Model(inp, keras.layers.Dense(4)(keras.layers.Dense(64)(inp)))
+    fp = E.estimate(model, batch, optimizer="adam", loss="mse", device="CPU")
+    assert asked == [batch]
+    assert "inter-op threads" in fp.executor
