@@ -13,8 +13,13 @@ times a BatchNormalization gradient's sum of ``dy`` over batch and pixels
 against its product of ``dy`` with a per-channel vector, the two kernels
 whose race decides whether that gradient's ``x * dy`` writes into ``dy``,
 and prints the ratio the cost model gives them (``REDUCTION_OPS``).
+With ``--dtypes`` it times products, convolution gradients and element-wise
+kernels in float64, float16 and bfloat16 against float32 instead, with the
+spread of each factor over the shapes (docs/engine.md, point 3: a cost model
+by dtype, tried and not kept).
 
     python benchmarks/kernel_costs.py
+    python benchmarks/kernel_costs.py --dtypes
 """
 
 from __future__ import annotations
@@ -48,9 +53,20 @@ def timed(fn, repeats: int = 30) -> float:
     return times[len(times) // 2] * 1e3
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     import tensorflow as tf
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--dtypes",
+        action="store_true",
+        help="time kernels in float64, float16 and bfloat16 against float32 instead",
+    )
+    if parser.parse_args(argv).dtypes:
+        dtype_factors(tf)
+        return 0
     strides = [1, 1, 1, 1]
     ratios = []
     for n, h, w, cin, cout, kh, kw in SHAPES:
@@ -142,6 +158,72 @@ def reductions(tf) -> None:
             f"sum of dy {shape} over N, H, W: {sum_time - empty:.0f} us; dy * v: "
             f"{mul_time - empty:.0f} us; ratio {measured:.2f} measured, {modelled:.2f} modelled"
         )
+
+
+#: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
+PRODUCTS = [(256, 1024, 1024), (64, 4096, 1024), (4096, 128, 512), (512, 784, 256)]
+UNET_SHAPES = [(16, 48, 48, 48, 16, 3, 3), (16, 24, 24, 96, 32, 3, 3)]
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def dtype_factors(tf) -> None:
+    """Each dtype's time against float32's for the same kernel, per kind of kernel.
+
+    Element-wise kernels are compared per byte (a float64 tensor has twice
+    float32's bytes).  A factor summarizes its kind only where the shapes
+    agree: the spread (largest over smallest ratio) is printed beside it.
+    """
+    dtypes = [tf.float32, tf.float64, tf.float16, tf.bfloat16]
+    times: dict[tuple[str, str, object], float] = {}
+    for dt in dtypes:
+        for m, k, n in PRODUCTS:
+            a = tf.cast(tf.random.normal((m, k)), dt)
+            b = tf.cast(tf.random.normal((k, n)), dt)
+            times[(dt.name, "product", (m, k, n))] = timed(lambda a=a, b=b: tf.matmul(a, b), 10)
+        for shape in SHAPES + UNET_SHAPES:
+            n, h, w, cin, cout, kh, kw = shape
+            x = tf.cast(tf.random.normal((n, h, w, cin)), dt)
+            kern = tf.cast(tf.random.normal((kh, kw, cin, cout)), dt)
+            dy = tf.cast(tf.random.normal((n, h, w, cout)), dt)
+            times[(dt.name, "convolution gradient", shape)] = timed(
+                lambda x=x, kern=kern, dy=dy: tf.raw_ops.Conv2DBackpropInput(
+                    input_sizes=x.shape,
+                    filter=kern,
+                    out_backprop=dy,
+                    strides=[1] * 4,
+                    padding="SAME",
+                ),
+                10,
+            )
+        x = tf.cast(tf.random.normal((32, 32, 32, 64)), dt)
+        y = tf.cast(tf.random.normal((32, 32, 32, 64)), dt)
+        v = tf.cast(tf.random.normal((64,)), dt)
+        elementwise = {
+            "x + y": lambda x=x, y=y: x + y,
+            "x * v": lambda x=x, v=v: x * v,
+            "ReluGrad": lambda x=x, y=y: tf.raw_ops.ReluGrad(gradients=x, features=y),
+            "sum over N, H, W": lambda x=x: tf.reduce_sum(x, [0, 1, 2]),
+            "max pool": lambda x=x: tf.nn.max_pool2d(x, 2, 2, "VALID"),
+            "tanh": lambda x=x: tf.tanh(x),
+        }
+        for name, fn in elementwise.items():
+            # per byte: the time over the tensor's bytes, float32's being 4 an element
+            times[(dt.name, "element-wise per byte", name)] = timed(fn, 20) * 4 / dt.size
+    for dt in dtypes[1:]:
+        for kind in ("product", "convolution gradient", "element-wise per byte"):
+            ratios = [
+                t / times[("float32", kind, key)]
+                for (name, k, key), t in times.items()
+                if name == dt.name and k == kind
+            ]
+            low, high = min(ratios), max(ratios)
+            print(
+                f"{dt.name} {kind}: {_geomean(ratios):.2f} times float32 "
+                f"(from {low:.2f} to {high:.2f}, spread {high / low:.1f})"
+            )
 
 
 if __name__ == "__main__":
