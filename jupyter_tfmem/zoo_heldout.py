@@ -107,6 +107,15 @@ tagger's training, topped up to 7 runs (125.5 to 664.3 MiB, median 189.3,
 TimeDistributed's 200 full-size input gradients in one ``AddN``; TF's graph
 at the batch sums them in groups of 44 in place.  Since the fix
 (docs/engine.md, point 2) it is -39.1%, below TF's lowest run.
+
+Session 27 wrote four more, five cases, estimated with that session's code
+(e10246e: op durations at the batch asked for) before any change for them,
+against 3 fresh runs each (7 where they spread over 5%): a Conv1D front end
+with self-attention and a swish feed-forward block (AdamW at batch 32 -8.4%,
+TF's 7 runs 45.7 to 50.7 MiB; inference at 128 -0.0%), user and item towers
+with a category embedding and Adagrad at batch 1,024 (-0.4%), two residual
+BatchNorm blocks under ``mixed_bfloat16`` with momentum (+4.1%) and a
+GroupNormalization CNN with Adam (-0.0%): median 0.4%, worst -8.4%.
 """
 
 from __future__ import annotations
@@ -1188,3 +1197,62 @@ def gru_stack_three() -> Any:
     x = L.GRU(64, return_sequences=True)(x)
     x = L.GRU(64)(x)
     return keras.Model(inp, L.Dense(2, activation="softmax")(x), name="gru_stack_three")
+
+
+def conformer_lite() -> Any:
+    """A Conv1D front end, then self-attention and a swish feed-forward block, over 128 frames."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((128, 40))
+    x = L.Conv1D(64, 5, padding="same", activation="relu")(inp)
+    h = L.LayerNormalization()(x)
+    x = x + L.MultiHeadAttention(4, 16)(h, h)
+    h = L.LayerNormalization()(x)
+    x = x + L.Dense(64)(L.Dense(256, activation="swish")(h))
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(12, activation="softmax")(x), name="conformer_lite")
+
+
+def category_towers() -> Any:
+    """A user tower and an item tower (item id and category), their dot product as the score."""
+    keras = _keras()
+    L = keras.layers
+    user = keras.Input((1,), dtype="int32", name="user")
+    item = keras.Input((1,), dtype="int32", name="item")
+    category = keras.Input((1,), dtype="int32", name="category")
+    u = L.Dense(64, activation="relu")(L.Flatten()(L.Embedding(20000, 32)(user)))
+    v = L.Concatenate()(
+        [L.Flatten()(L.Embedding(50000, 32)(item)), L.Flatten()(L.Embedding(500, 8)(category))]
+    )
+    v = L.Dense(64, activation="relu")(v)
+    score = L.Activation("sigmoid")(L.Dot(axes=1)([u, v]))
+    return keras.Model([user, item, category], score, name="category_towers")
+
+
+def residual_bn_cnn() -> Any:
+    """Two residual blocks with BatchNormalization on 32x32 RGB, 10 classes."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = L.Conv2D(32, 3, padding="same", activation="relu")(inp)
+    for filters, stride in ((32, 1), (64, 2)):
+        h = L.Conv2D(filters, 3, strides=stride, padding="same")(x)
+        h = L.Activation("relu")(L.BatchNormalization()(h))
+        h = L.BatchNormalization()(L.Conv2D(filters, 3, padding="same")(h))
+        skip = x if stride == 1 else L.Conv2D(filters, 1, strides=stride)(x)
+        x = L.Activation("relu")(h + skip)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="residual_bn_cnn")
+
+
+def groupnorm_cnn() -> Any:
+    """Convolutions with GroupNormalization and swish on 48x48 RGB, 10 classes."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 3))
+    x = inp
+    for filters, stride in ((32, 1), (64, 2), (64, 1)):
+        x = L.Conv2D(filters, 3, strides=stride, padding="same")(x)
+        x = L.Activation("swish")(L.GroupNormalization(8)(x))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="groupnorm_cnn")
