@@ -58,6 +58,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import sys
 import tempfile
 import textwrap
@@ -409,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         help="when each while loop's body ran in the step, and on which threads",
     )
     parser.add_argument(
+        "--order",
+        metavar="REGEX",
+        help="list the kernels whose name matches REGEX in start order, with their threads "
+        "(e.g. 'StridedSliceGrad|TemporaryVariable': where an in-place sum starts)",
+    )
+    parser.add_argument(
         "--compare",
         action="store_true",
         help="list the ops that allocate (64 KiB or more) more often in TF's step than in "
@@ -472,6 +479,15 @@ def main(argv: list[str] | None = None) -> int:
     for at, dur, thread, name in sorted(longest):
         start, end = (at - t0) / 1e3, (at + dur - t0) / 1e3
         print(f"  {start:9.1f} to {end:9.1f}  thread {thread:3d}  {name}")
+    if args.order:
+        pattern = re.compile(args.order)
+        matching = sorted(
+            k for k in kernels if pattern.search(k[3]) and not k[3].startswith("Eager")
+        )
+        print(f"\nKernels matching {args.order!r} in start order ({len(matching)}):")
+        for i, (at, dur, thread, name) in enumerate(matching):
+            start, end = (at - t0) / 1e3, (at + dur - t0) / 1e3
+            print(f"  {i:5d} {start:9.1f} to {end:9.1f} us  thread {thread:3d}  {name}")
     if args.loops:
         print("\nWhile loops' bodies (ms from the step's start; kernels; threads):")
         for frame, (first, last, count, threads) in loop_spans(kernels).items():
