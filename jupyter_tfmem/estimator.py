@@ -16,6 +16,7 @@ import itertools
 import math
 import re
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from .engine.loops import frame_of as _frame_of
@@ -856,13 +857,14 @@ def _estimate_traced(
                 f"concurrent kernels side by side (the estimate), {turns:,.1f} MiB if they "
                 "take turns on the cores."
             )
-    if threads and _in_place_sum_inputs(nodes, order):
+    in_place = _in_place_sum_inputs(nodes, order) if threads else {}
+    if in_place:
         # Where TF's executor reaches the input an in-place sum's temporary
         # waits for changes from process to process (_in_place_sum_inputs):
         # the footprint follows the graph's order, the note gives the peak
         # when that input comes last.
         late = [
-            _executor_events(nodes, o, durations, threads, False, trips, late_sums=True)
+            _executor_events(nodes, o, durations, threads, False, trips, late_sums=in_place)
             for o in orders
         ]
         late_peak = _parts_peak(_peak_parts(nodes, late, *args), batch_size) / 2**20
@@ -2336,13 +2338,14 @@ def _executor_events(
     shared_cores: bool = False,
     trips=None,
     *,
-    late_sums: bool = False,
+    late_sums: Mapping[str, list[str]] | None = None,
 ) -> list[tuple[str, str]]:
     """``order``'s ops as TF's CPU executor starts and ends them (engine/executor.py).
 
     Loops run as chunks of their iterations (engine/loops.py) when ``trips``
-    gives their counts.  ``late_sums`` replays every in-place sum as if the
-    input its temporary variable waits for came last (``_late_in_place_sums``).
+    gives their counts.  ``late_sums`` (``_in_place_sum_inputs``) replays each
+    in-place sum's temporary variable as if it waited for every input it sums,
+    as when the one input it waits for comes last.
     """
     from .engine.executor import simulate
     from .engine.loops import chunked
@@ -2352,9 +2355,8 @@ def _executor_events(
         name: [d for d in [s for s, _ in nodes[name].inputs] + nodes[name].controls if d in pos]
         for name in order
     }
-    if late_sums:
-        for var, summed in _in_place_sum_inputs(nodes, order).items():
-            deps[var] = [*deps[var], *(d for d in summed if d in pos)]
+    for var, summed in (late_sums or {}).items():
+        deps[var] = [*deps[var], *(d for d in summed if d in pos)]
     merged = _onednn_bias_grad_merges(nodes, order)
     if merged:
         # One kernel yields both: the bias gradient is ready when the filter
@@ -2384,15 +2386,14 @@ def _in_place_sum_inputs(nodes, order: list[str]) -> dict[str, list[str]]:
     Every input made before the temporary exists waits, alive, for its
     ``AssignAdd``.
     """
-    from .engine.grappler import IN_PLACE_SUM
+    from .engine.grappler import IN_PLACE_SUM, in_place_accumulation
 
-    accum = IN_PLACE_SUM + "_accum_"
     summed: dict[str, list[str]] = collections.defaultdict(list)
     for name in order:
         node = nodes[name]
-        base, sep, rest = name.partition(accum)
-        if sep and rest.isdigit() and node.op == "AssignAdd" and len(node.inputs) > 1:
-            summed[base + IN_PLACE_SUM].append(node.inputs[1][0])
+        accumulation = in_place_accumulation(name, node.op)
+        if accumulation is not None and len(node.inputs) > 1:
+            summed[accumulation[0] + IN_PLACE_SUM].append(node.inputs[1][0])
     return {
         var: inputs
         for var, inputs in summed.items()

@@ -445,9 +445,10 @@ def test_an_in_place_sum_replayed_late_holds_all_its_inputs_and_early_holds_few(
 
     n = 12
     nodes, order, durations = _in_place_sum(n)
-    assert E._in_place_sum_inputs(nodes, order) == {"sum/tmp_var": [f"g{i}" for i in range(n)]}
+    sums = E._in_place_sum_inputs(nodes, order)
+    assert sums == {"sum/tmp_var": [f"g{i}" for i in range(n)]}
     early = E._executor_events(nodes, order, durations, 2)
-    late = E._executor_events(nodes, order, durations, 2, late_sums=True)
+    late = E._executor_events(nodes, order, durations, 2, late_sums=sums)
     assert sorted(early) == sorted(late)  # the same ops, in another order
     assert _most_gradients_alive(late, n) == n
     assert _most_gradients_alive(early, n) <= 3

@@ -224,6 +224,18 @@ def structure(
 IN_PLACE_SUM = "/tmp_var"  # noqa: S108 (a node-name suffix)
 
 
+def in_place_accumulation(name: str, op: str) -> tuple[str, int] | None:
+    """The AddN an in-place sum's ``AssignAdd`` node adds into, and which input it adds.
+
+    The memory optimizer names them ``<AddN>/tmp_var_accum_<i>``; any other
+    node gives None.
+    """
+    base, sep, rest = name.partition(IN_PLACE_SUM + "_accum_")
+    if not sep or op != "AssignAdd" or not rest.isdigit():
+        return None
+    return base, int(rest)
+
+
 def undo_in_place_sums(
     structure: set[tuple[str, str, tuple[str, ...]]],
 ) -> set[tuple[str, str, tuple[str, ...]]]:
@@ -237,9 +249,10 @@ def undo_in_place_sums(
     """
     accums: dict[str, list[tuple[int, str]]] = {}
     for name, op, inputs in structure:
-        base, sep, rest = name.partition(IN_PLACE_SUM + "_accum_")
-        if sep and op == "AssignAdd" and rest.isdigit() and len(inputs) > 1:
-            accums.setdefault(base, []).append((int(rest), inputs[1]))
+        accumulation = in_place_accumulation(name, op)
+        if accumulation is not None and len(inputs) > 1:
+            base, index = accumulation
+            accums.setdefault(base, []).append((index, inputs[1]))
     out = set()
     for name, op, inputs in structure:
         base = name.partition(IN_PLACE_SUM)[0]
