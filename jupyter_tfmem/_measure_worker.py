@@ -279,6 +279,12 @@ def _make_batch(
             )
         elif tf_dtype.is_bool:
             xs.append(tf.random.uniform(dims) < 0.5)
+        elif tf_dtype == tf.string:
+            # one word per element, from a thousand: a model that looks up or
+            # splits its own text gets words, most of them out of its vocabulary
+            words = tf.random.uniform(dims, 0, 1000, dtype=tf.int32)
+            xs.append(tf.strings.join(["w", tf.strings.as_string(words)]))
+            notes.append("string input: one random word per element")
         else:
             raise ValueError(f"cannot make random inputs of dtype {dtype}")
     x = _pack_inputs(model, xs)

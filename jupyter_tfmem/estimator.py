@@ -142,6 +142,7 @@ def estimate(
     loss_fn = None
     y_specs = None
     if training:
+        _note_custom_train_step(model, notes)
         opt, opt_name = _resolve_optimizer(model, optimizer, notes)
         opt = _loss_scaled_like_compile(model, opt)
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
@@ -251,6 +252,23 @@ def _check_batch(batch_size: Any) -> None:
         raise ValueError(
             f"batch_size {batch_size:,} is too large to estimate; use at most "
             f"{MAX_ESTIMATE_BATCH:,} (Footprint.at() can extrapolate a footprint further)"
+        )
+
+
+def _note_custom_train_step(model: Any, notes: list[str]) -> None:
+    """Say so when ``fit`` would run the model's own ``train_step``.
+
+    The estimate traces Keras's step (forward, loss, the gradients of every
+    trainable variable, one optimizer update); a GAN's or a distillation's
+    own step can hold more, or less, so the figure is only that step's.
+    """
+    import keras
+
+    own = getattr(type(model), "train_step", None)
+    if own is not None and own is not keras.Model.train_step:
+        notes.append(
+            f"{type(model).__name__} overrides train_step: estimated for Keras's standard step "
+            "(forward, loss, gradients, one optimizer update), not for that method."
         )
 
 
@@ -666,6 +684,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
         if structure is None:
             structure = grappler.structure(checked)
         names = dict(zip(second.arg_names, first.arg_names, strict=False))
+        names = grappler.with_derived_names(names, checked2)
         same_args = len(first.arg_names) == len(second.arg_names)
         structure2 = grappler.structure(checked2, names) if same_args else set()
         # Grappler's memory optimizer sums an AddN in place or not by how
@@ -685,10 +704,12 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
                 # the second pass made nodes of its own (the arithmetic
                 # optimizer's op compositions): their sizes at this batch too
                 checked2 = grappler.second_pass(first_pass2, second.fetches)
+                names = grappler.with_derived_names(names, checked2)
             # the two graphs' shapes, one here and one in the helper process
             args1 = shape_args(first, graph, b1)
             there = helper_process.call(_inferred_shapes, *args1)
-            props2 = infer(second, checked2, other)
+            # keyed by the first graph's names, as the nodes are
+            props2 = {names.get(k, k): v for k, v in infer(second, checked2, other).items()}
             here = functools.partial(_inferred_shapes, *args1)
             props1 = helper_process.result_or(there, here, _collect_young)
             if sums_differ:

@@ -598,3 +598,40 @@ def test_the_estimate_follows_tfs_inter_op_threads_variable(monkeypatch, value, 
     default = len(os.sched_getaffinity(0))
     assert _executor_threads("CPU") == (expected or default)
     assert _executor_threads("GPU") == 0
+
+
+def test_a_model_that_takes_strings_is_estimated():
+    """A vocabulary lookup inside the model: its input is a string tensor, which
+    the trace's default input (a fill of zeros) could not be."""
+    inp = keras.Input((8,), dtype="string")
+    ids = keras.layers.StringLookup(vocabulary=["a", "b", "c"])(inp)
+    x = keras.layers.Flatten()(keras.layers.Embedding(8, 256)(ids))
+    model = keras.Model(inp, keras.layers.Dense(1)(x))
+    fp = jt.estimate(model, 32, optimizer="sgd", loss="mse")
+    # the embedding's output, [32, 8, 256] float32, is alive in the step
+    assert fp.peak_bytes > 32 * 8 * 256 * 4
+    assert fp.at(64).peak_bytes > fp.peak_bytes
+
+
+def test_a_model_with_its_own_train_step_gets_a_note():
+    class OwnStep(keras.Model):
+        def train_step(self, data):
+            return super().train_step(data)
+
+    inp = keras.Input((4,))
+    model = OwnStep(inp, keras.layers.Dense(2)(inp))
+    note = "overrides train_step"
+    assert any(note in n for n in jt.estimate(model, 8, optimizer="sgd", loss="mse").notes)
+    assert not any(note in n for n in jt.estimate(model, 8, training=False).notes)
+    plain = keras.Model(inp, keras.layers.Dense(2)(inp))
+    assert not any(note in n for n in jt.estimate(plain, 8, optimizer="sgd", loss="mse").notes)
+
+
+def test_a_model_that_takes_a_boolean_mask_is_estimated():
+    tokens = keras.Input((16, 64))
+    mask = keras.Input((16,), dtype="bool")
+    x = keras.layers.MultiHeadAttention(2, 32)(tokens, tokens, attention_mask=mask[:, None, :])
+    model = keras.Model([tokens, mask], keras.layers.Dense(1)(x))
+    fp = jt.estimate(model, 32, optimizer="sgd", loss="mse")
+    # the attention scores, [32, 2, 16, 16] float32, are alive in the step
+    assert fp.peak_bytes > 32 * 2 * 16 * 16 * 4

@@ -416,3 +416,21 @@ def test_a_jit_compiled_model_keeps_xla_when_estimated_under_another_precision()
     measured = measure(model, 16, precision="mixed_float16", runs=1)
     assert any("jit_compile=True" in note for note in measured.notes)
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
+
+
+def test_a_string_input_gets_random_words():
+    import keras
+    import tensorflow as tf
+
+    from jupyter_tfmem import _measure_worker
+
+    inp = keras.Input((3,), dtype="string")
+    ids = keras.layers.StringLookup(vocabulary=["w1", "w2"])(inp)
+    model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Embedding(4, 2)(ids)))
+    notes: list[str] = []
+    x, y = _measure_worker._make_batch(tf, keras, model, 5, True, None, notes)
+    x = x[0] if isinstance(x, (list, tuple)) else x
+    assert x.dtype == tf.string and tuple(x.shape) == (5, 3)
+    assert all(w.startswith(b"w") for w in x.numpy().ravel())
+    assert any("string input" in n for n in notes)
+    assert model(x).shape == (5, 3, 1)

@@ -72,8 +72,9 @@ def _with_known_shapes(graph_def: graph_pb2.GraphDef) -> dict[str, node_def_pb2.
         )
         value = graph_def.node.add(name=node.name + _DEFAULT + "value", op="Const")
         value.attr["dtype"].type = dtype
+        tf_dtype = dtypes.as_dtype(dtype)
         value.attr["value"].tensor.CopyFrom(
-            tensor_util.make_tensor_proto(0, dtype=dtypes.as_dtype(dtype))
+            tensor_util.make_tensor_proto(_zero(tf_dtype), dtype=tf_dtype)
         )
         fill = graph_def.node.add(name=node.name + _DEFAULT + "fill", op="Fill")
         fill.input.extend([dims.name, value.name])
@@ -84,6 +85,15 @@ def _with_known_shapes(graph_def: graph_pb2.GraphDef) -> dict[str, node_def_pb2.
         node.op = "PlaceholderWithDefault"
         node.input.append(fill.name)
     return originals
+
+
+def _zero(dtype: dtypes.DType) -> Any:
+    """A default input's fill value, of the input's own type: a string input
+    (a model that looks up its own vocabulary) or a boolean mask cannot be
+    filled with the number 0."""
+    if dtype == dtypes.string:
+        return b""
+    return False if dtype == dtypes.bool else 0
 
 
 _HANDLE_ATTRS = ("_handle_dtypes", "_handle_shapes")
@@ -174,6 +184,37 @@ def _restored(
             node.device = device
             del node.input[:]
             node.input.extend(inputs)
+    return out
+
+
+def with_derived_names(names: dict[str, str], graph_def: graph_pb2.GraphDef) -> dict[str, str]:
+    """``names`` (one trace's node names to another's) and the names built from them.
+
+    Grappler names some nodes after the tensor they read: lowering a cond
+    puts a ``Switch`` named ``<cond>/<input>/_<n>`` on each input.  When the
+    input is a capture whose name holds a counter (TF names a captured eager
+    tensor ``<scope>/<uid>``, as Keras's grouped convolutions make one), two
+    traces of one step differ in those names too; a name in ``graph_def``
+    that holds a renamed name as whole ``/``-separated parts is renamed
+    alike.
+    """
+    changed = {a: b for a, b in names.items() if a != b}
+    if not changed:
+        return names
+    lasts = {a.rpartition("/")[2] for a in changed}
+    out = dict(names)
+    for node in graph_def.node:
+        if node.name in out:
+            continue
+        parts = node.name.split("/")
+        for end in range(len(parts), 0, -1):
+            if parts[end - 1] not in lasts:
+                continue
+            hit = next((s for s in range(end) if "/".join(parts[s:end]) in changed), None)
+            if hit is not None:
+                inner = changed["/".join(parts[hit:end])]
+                out[node.name] = "/".join([*parts[:hit], inner, *parts[end:]])
+                break
     return out
 
 
