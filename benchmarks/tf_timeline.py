@@ -269,7 +269,7 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
             buf.key = ("t", next(schedule._keys), node.name)
         return buf
 
-    def count(creation, warm, measured, m, holders=None):
+    def count(creation, warm, measured, m, holders=None, **kw):
         if m == case.batch_size and not counts:
             # a later step's keys are (step, the op's key): see estimator._chained
             keys = [
@@ -285,7 +285,7 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
                     if len(key) > 2 and size >= least
                 )
             )
-        return after(creation, warm, measured, m, holders)
+        return after(creation, warm, measured, m, holders, **kw)
 
     schedule._output_buffer, estimator._allocator_after = named, count
     try:
@@ -306,10 +306,10 @@ def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
     after = estimator._allocator_after
     got: list[tuple] = []
 
-    def grab(creation, warm, measured, m, holders=None):
+    def grab(creation, warm, measured, m, holders=None, **kw):
         if m == case.batch_size:
             got.append((creation, warm, measured, holders))
-        return after(creation, warm, measured, m, holders)
+        return after(creation, warm, measured, m, holders, **kw)
 
     estimator._allocator_after = grab
     try:

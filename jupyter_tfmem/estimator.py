@@ -1417,21 +1417,30 @@ def _allocator_slack(
     # update (the slots have their own buffers) and an accumulating step (so
     # have the accumulators); TF's update step after three accumulating ones
     # starts from 107.5 MiB of chunks where either pair alone gave 60.9.
-    runs = []
-    sequences = [[i, j] for i in range(len(steps)) for j in range(len(steps))]
+    sequences = [(i, j) for i in range(len(steps)) for j in range(len(steps))]
     if len(steps) == 2:
-        sequences += [[i, 1 - i, j] for i in range(2) for j in range(2)]
+        sequences += [(i, 1 - i, j) for i in range(2) for j in range(2)]
+    # each sequence's steps' events, keyed by the sequence up to that step:
+    # a step's events depend only on the steps before it (``_chained``)
+    events: dict[tuple[int, ...], list] = {}
+    runs = []
     for seq in sequences:
         chained = _chained([steps[seq[0]][0]] + [steps[k][1] for k in seq[1:]])
-        runs.append((steps[seq[0]][2], [e for events in chained[:-1] for e in events], chained[-1]))
+        for k, step_events in enumerate(chained):
+            events[seq[: k + 1]] = step_events
+        runs.append((seq, steps[seq[0]][2], [e for step in chained[:-1] for e in step]))
     points = []
     for m in _slack_ladder(n):
         # With several branch orders the step's peak is the worst of them.
         # The allocator's free lists carry over from one step to the next, and
         # consecutive steps may take different branches: try every sequence.
+        # Sequences that start alike share the allocator's state after their
+        # common warm-up steps (with a condition, 12 step replays instead of 20).
+        warmed: dict[tuple[int, ...], Any] = {}
         worst = None
-        for holders, warm, measured in runs:
-            model = _allocator_after(creation, warm, measured, m, holders)
+        for seq, holders, warm in runs:
+            start = _warmed(seq[:-1], warmed, events, m, creation, holders)
+            model = _allocator_after(creation, warm, events[seq], m, holders, warmed=start)
             if worst is None or model.peak > worst.peak:
                 worst = model
         # What the allocator adds over the largest live request at this batch,
@@ -1439,6 +1448,24 @@ def _allocator_slack(
         linear = max(a + b * m for timeline in timelines for a, b in timeline) + idle_bytes
         points.append((m, _slack_by_category(worst, linear)))
     return tuple(points), timelines
+
+
+def _warmed(prefix: tuple[int, ...], states: dict, events: dict, m: int, creation, holders) -> Any:
+    """The allocator model after building and the warm-up steps ``prefix``, kept in ``states``.
+
+    ``holders`` are those of the sequence's first order, ``prefix[0]``.
+    """
+    from .engine.bfc import BFCModel
+
+    if prefix not in states:
+        if len(prefix) == 1:
+            model = BFCModel()
+            _allocate_persistent(model, creation, holders, m)
+        else:
+            model = _warmed(prefix[:-1], states, events, m, creation, holders).copy()
+        model.run(events[prefix], m)
+        states[prefix] = model
+    return states[prefix]
 
 
 def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tuple[list, list]:
@@ -1577,13 +1604,20 @@ def _read_while_updated(nodes, order, params: list) -> list:
     ]
 
 
-def _allocator_after(creation, warm, measured, m: int, holders=None) -> Any:
-    """The allocator model after building, a warm-up step and the measured step at batch ``m``."""
+def _allocator_after(creation, warm, measured, m: int, holders=None, warmed=None) -> Any:
+    """The allocator model after building, a warm-up step and the measured step at batch ``m``.
+
+    ``warmed``, the model after the same building and warm-up, is copied
+    instead of replaying them again.
+    """
     from .engine.bfc import BFCModel
 
-    model = BFCModel()
-    _allocate_persistent(model, creation, holders, m)
-    model.run(warm, m)
+    if warmed is not None:
+        model = warmed.copy()
+    else:
+        model = BFCModel()
+        _allocate_persistent(model, creation, holders, m)
+        model.run(warm, m)
     model.reset_peak()
     model.run(measured, m)
     return model

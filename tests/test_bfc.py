@@ -58,3 +58,20 @@ def test_of_two_equal_free_chunks_the_one_in_the_newer_region_is_taken():
         same_tf = {j for j in range(i) if tf_addr[j] == tf_addr[i]}
         same_model = {j for j in range(i) if model_addr[j] == model_addr[i]}
         assert same_tf == same_model, f"allocation {i}"
+
+
+def test_a_copy_runs_on_from_the_same_state_without_touching_the_original():
+    events = [("a", "x", 3 << 20, 0, "t"), ("a", "y", 1 << 20, 0, "t"), ("f", "x", 0, 0, "")]
+    start = BFCModel()
+    start.run(events, 0)
+    later = [("a", "z", 2 << 20, 0, "t"), ("f", "y", 0, 0, ""), ("a", "w", 5 << 20, 0, "t")]
+    # the copy's replay of a later step is the replay of the whole sequence
+    whole = BFCModel()
+    whole.run(events + later, 0)
+    copied = start.copy()
+    copied.run(later, 0)
+    assert (copied.peak, copied.in_use, copied.chunks) == (whole.peak, whole.in_use, whole.chunks)
+    assert copied.bins == whole.bins
+    # and the original still holds only its own step's buffers
+    assert set(start.owner) == {"y"}
+    assert start.in_use < copied.in_use

@@ -229,9 +229,9 @@ def test_the_batch_is_allocated_after_the_weights_and_before_the_slots(monkeypat
     seen = []
     real = estimator._allocator_after
 
-    def spy(creation, warm, measured, m, holders=None):
+    def spy(creation, warm, measured, m, holders=None, **kw):
         seen.append((creation, warm, measured, m))
-        return real(creation, warm, measured, m, holders)
+        return real(creation, warm, measured, m, holders, **kw)
 
     monkeypatch.setattr(estimator, "_allocator_after", spy)
     estimate(model, 32, training=True, optimizer="adam", loss="mse")

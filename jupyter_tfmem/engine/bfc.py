@@ -153,6 +153,18 @@ class BFCModel:
             addr = prv
         self._insert_free(addr)
 
+    def copy(self) -> BFCModel:
+        """An independent model in the same state, to run different steps from one start."""
+        new = BFCModel.__new__(BFCModel)
+        new.__dict__.update(self.__dict__)
+        new.chunks = {addr: chunk[:] for addr, chunk in self.chunks.items()}
+        new.bins = [lst[:] for lst in self.bins]
+        new.owner = dict(self.owner)
+        new.slack = dict(self.slack)
+        new.slack_by_cat = dict(self.slack_by_cat)
+        new.peak_slack = dict(self.peak_slack)
+        return new
+
     def reset_peak(self) -> None:
         self.peak = self.in_use
         self.peak_slack = dict(self.slack_by_cat)
