@@ -734,7 +734,7 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
 
     plain = grappler.materialize_variables(optimized, variables)
     plain, stand_ins, batched = grappler.detach_calls(plain, call_shapes)
-    consts = grappler.list_element_shapes(plain)
+    consts = grappler.list_element_shapes(plain) + grappler.open_ragged_rows(plain)
     props = grappler.infer_shapes(
         grappler.with_batch(plain, list(placeholders) + batched, batch, consts), fetches
     )

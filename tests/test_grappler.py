@@ -319,3 +319,22 @@ def test_a_batch_that_makes_two_lists_equal_is_still_traced_at_its_size():
     # the estimate must not fall back to the open-batch graph.
     notes = _two_simple_rnns_notes(10, (8, 8), 8)
     assert not [note for note in notes if "different graph" in note], notes
+
+
+def test_a_ragged_batch_made_dense_gets_one_row_per_sample():
+    @tf.function
+    def vectorize(text):
+        return tf.strings.split(text).to_tensor(shape=[None, 8])
+
+    spec = tf.TensorSpec([4], tf.string)
+    gd = vectorize.get_concrete_function(spec).graph.as_graph_def()
+    op = next(n for n in gd.node if n.op == "RaggedTensorToTensor")
+    shared = op.input[0].partition(":")[0]
+    names = grappler.open_ragged_rows(gd)
+    assert len(names) == 1 and op.input[0] == names[0]
+    batched = grappler.with_batch(gd, [], 4, names)
+    values = {
+        n.name: tf.make_ndarray(n.attr["value"].tensor) for n in batched.node if n.op == "Const"
+    }
+    assert values[names[0]].tolist() == [4, 8]
+    assert values[shared].tolist() == [-1, 8]  # the constant other ops may read is left alone

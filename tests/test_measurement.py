@@ -428,7 +428,7 @@ def test_a_string_input_gets_random_words():
     ids = keras.layers.StringLookup(vocabulary=["w1", "w2"])(inp)
     model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Embedding(4, 2)(ids)))
     notes: list[str] = []
-    x, y = _measure_worker._make_batch(tf, keras, model, 5, True, None, notes)
+    x, _ = _measure_worker._make_batch(tf, keras, model, 5, True, None, notes)
     x = x[0] if isinstance(x, (list, tuple)) else x
     assert x.dtype == tf.string and tuple(x.shape) == (5, 3)
     assert all(w.startswith(b"w") for w in x.numpy().ravel())

@@ -390,6 +390,39 @@ def list_element_shapes(graph_def: graph_pb2.GraphDef) -> list[str]:
     return out
 
 
+def open_ragged_rows(graph_def: graph_pb2.GraphDef) -> list[str]:
+    """Give each ragged-to-dense conversion with an open row count a shape constant of its own.
+
+    ``RaggedTensorToTensor`` reads its rows from the ragged tensor's row
+    partition, which a string split makes at run time, so its output's first
+    dimension is unknown statically even when the shape argument fixes the
+    rest (``TextVectorization``'s ``[-1, 64]``), and so is everything the
+    model computes from it.  A ragged batch has one row per sample: each such
+    argument gets its own copy (Grappler may share the constant with ops whose
+    -1 means something else), returned for ``with_batch`` to fill in.
+    """
+    import tensorflow as tf
+
+    consts = {n.name: n for n in graph_def.node if n.op == "Const"}
+    out = []
+    for node in list(graph_def.node):
+        if node.op != "RaggedTensorToTensor" or not node.input:
+            continue
+        source = consts.get(node.input[0].partition(":")[0])
+        if source is None:
+            continue
+        value = tf.make_ndarray(source.attr["value"].tensor)
+        if value.ndim != 1 or value.size < 1 or value[0] != -1 or (value[1:] < 0).any():
+            continue
+        own = graph_def.node.add()
+        own.CopyFrom(source)
+        own.name = node.name + _DEFAULT + "rows"
+        del own.input[:]
+        node.input[0] = own.name
+        out.append(own.name)
+    return out
+
+
 def with_batch(
     graph_def: graph_pb2.GraphDef, placeholders: list[str], batch: int, shape_consts: list[str] = ()
 ) -> graph_pb2.GraphDef:
