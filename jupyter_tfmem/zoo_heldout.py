@@ -1352,13 +1352,18 @@ def regularized_mlp() -> Any:
     return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="regularized_mlp")
 
 
+def _wide_hidden_mlp(outputs: int, activation: str, name: str) -> Any:
+    """256 inputs, one 1,024-wide hidden layer, ``outputs`` linear outputs."""
+    keras = _keras()
+    inp = keras.Input((256,))
+    head = keras.layers.Dense(outputs)  # made first, so named first, as measured
+    hidden = keras.layers.Dense(1024, activation=activation)(inp)
+    return keras.Model(inp, head(hidden), name=name)
+
+
 def averaged_mlp() -> Any:
     """A 1,024-wide hidden layer between 256 inputs and 10 outputs."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((256,))
-    out = L.Dense(10)(L.Dense(1024, activation="relu")(inp))
-    return keras.Model(inp, out, name="averaged_mlp")
+    return _wide_hidden_mlp(10, "relu", "averaged_mlp")
 
 
 def framewise_cnn_lstm() -> Any:
@@ -1419,8 +1424,4 @@ def einsum_dense_net() -> Any:
 
 def wide_gelu_mlp() -> Any:
     """256 features through a 1,024-wide GELU layer and back to 256."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((256,))
-    out = L.Dense(256)(L.Dense(1024, activation="gelu")(inp))
-    return keras.Model(inp, out, name="wide_gelu_mlp")
+    return _wide_hidden_mlp(256, "gelu", "wide_gelu_mlp")
