@@ -735,9 +735,10 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
     plain = grappler.materialize_variables(optimized, variables)
     plain, stand_ins, batched = grappler.detach_calls(plain, call_shapes)
     consts = grappler.list_element_shapes(plain) + grappler.open_ragged_rows(plain)
-    props = grappler.infer_shapes(
-        grappler.with_batch(plain, list(placeholders) + batched, batch, consts), fetches
-    )
+    sized = grappler.with_batch(plain, list(placeholders) + batched, batch, consts)
+    props = grappler.infer_shapes(sized, fetches)
+    if grappler.stored_shapes(sized, props):  # a loop traced with an open dimension
+        props = grappler.infer_shapes(sized, fetches)
     for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
         props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
     return props

@@ -338,3 +338,35 @@ def test_a_ragged_batch_made_dense_gets_one_row_per_sample():
     }
     assert values[names[0]].tolist() == [4, 8]
     assert values[shared].tolist() == [-1, 8]  # the constant other ops may read is left alone
+
+
+def _stored_shape_graph():
+    """A forward loop pushes ``x``'s shape onto a stack; the backward loop pops it to reshape."""
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    int32 = tf.int32.as_datatype_enum
+    gd.node.add(name="acc", op="EmptyTensorList")
+    gd.node.add(name="loop_var", op="Identity").input.append("acc")
+    gd.node.add(name="x", op="Placeholder")
+    gd.node.add(name="x_shape", op="Shape").input.append("x")
+    gd.node.add(name="push", op="TensorListPushBack").input.extend(["loop_var", "x_shape"])
+    gd.node.add(name="exit", op="Identity").input.append("loop_var")
+    pop = gd.node.add(name="pop", op="TensorListPopBack")
+    pop.input.extend(["exit", "element_shape"])
+    pop.attr["element_dtype"].type = int32
+    gd.node.add(name="grad", op="Placeholder")
+    gd.node.add(name="reshaped", op="Reshape").input.extend(["grad", "pop:1"])
+    return gd
+
+
+def test_a_shape_a_loop_pops_is_the_shape_it_pushed():
+    gd = _stored_shape_graph()
+    assert grappler.stored_shapes(gd, {"x": [((4, 8), tf.float32)]})
+    reshaped = next(n for n in gd.node if n.name == "reshaped")
+    const = next(n for n in gd.node if n.name == reshaped.input[1])
+    assert tf.make_ndarray(const.attr["value"].tensor).tolist() == [4, 8]
+    # a shape known only at run time is left to the pop
+    gd = _stored_shape_graph()
+    assert not grappler.stored_shapes(gd, {"x": [(None, tf.float32)]})
+    assert next(n for n in gd.node if n.name == "reshaped").input[1] == "pop:1"

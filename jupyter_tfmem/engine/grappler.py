@@ -692,6 +692,95 @@ def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str,
     return out
 
 
+_LIST_PLUMBING = frozenset(
+    {"Enter", "Exit", "Merge", "Switch", "Identity", "NextIteration", "TensorListPopBack"}
+)
+
+
+def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> bool:
+    """Replace each shape a loop pops from a stack with its value, where ``props`` knows it.
+
+    A loop traced with an open dimension has TF's gradient code push each
+    step's ``Shape`` onto a stack in the forward loop and reshape by it in the
+    backward loop (``BroadcastGradientArgs``, ``Reshape``), so every gradient
+    of the backward loop has a shape known only at run time.  Where every
+    push onto a stack is the ``Shape`` of one tensor whose shape ``props``
+    knows, the value popped is that shape: its readers get it as a constant,
+    and a second shape inference sizes the backward loop.  True if any was
+    replaced.
+    """
+    import tensorflow as tf
+
+    nodes = {n.name: n for n in graph_def.node}
+
+    def source(ref: str) -> tuple[Any, int]:
+        name, _, port = ref.lstrip("^").partition(":")
+        return nodes.get(name), int(port or 0)
+
+    def walk(ref: str) -> list[str]:
+        """The list's way back through loop plumbing, nearest first."""
+        out: list[str] = []
+        node, _ = source(ref)
+        while node is not None and node.op in _LIST_PLUMBING and node.name not in out:
+            out.append(node.name)
+            node, _ = source(node.input[0]) if node.input else (None, 0)
+        return out
+
+    # a stack's plumbing -> the ops whose outputs are pushed onto it (Grappler
+    # merges equal empty stacks, so the stack itself does not tell them apart)
+    pushes: dict[str, set[str]] = {}
+    for node in graph_def.node:
+        if node.op != "TensorListPushBack" or len(node.input) < 2:
+            continue
+        value, port = source(node.input[1])
+        for name in walk(node.input[0]):
+            pushes.setdefault(name, set()).add(
+                value.name if value is not None and port == 0 else ""
+            )
+
+    def pushed(pop: Any) -> set[str] | None:
+        for name in walk(pop.input[0]):
+            if name in pushes:
+                values = pushes[name]
+                return values if "" not in values else None
+        return None
+
+    replaced = False
+    consumers: dict[str, list[tuple[Any, int]]] = {}
+    for node in graph_def.node:
+        for k, ref in enumerate(node.input):
+            if ref.endswith(":1") and not ref.startswith("^"):
+                consumers.setdefault(ref[:-2], []).append((node, k))
+    for pop in [n for n in graph_def.node if n.op == "TensorListPopBack"]:
+        readers = consumers.get(pop.name)
+        if not readers or pop.attr["element_dtype"].type != tf.int32.as_datatype_enum:
+            continue
+        values = pushed(pop)
+        shapes = set()
+        for name in values or ():
+            shape_op = nodes[name]
+            if shape_op.op != "Shape" or not shape_op.input:
+                break
+            read, port = source(shape_op.input[0])
+            entries = props.get(read.name) if read is not None else None
+            if not entries or len(entries) <= port or entries[port][0] is None:
+                break
+            shapes.add(tuple(entries[port][0]))
+        else:
+            if len(shapes) != 1:
+                continue
+            const = graph_def.node.add(name=pop.name + _DEFAULT + "shape", op="Const")
+            const.attr["dtype"].type = tf.int32.as_datatype_enum
+            const.attr["value"].tensor.CopyFrom(
+                tensor_util.make_tensor_proto(list(shapes.pop()), dtype=tf.int32)
+            )
+            const.device = pop.device
+            for reader, k in readers:
+                reader.input[k] = const.name
+            replaced = True
+    return replaced
+
+
 def _import_without_placement(graph: Any, graph_def: graph_pb2.GraphDef) -> None:
     """``import_graph_def`` into ``graph`` without its Python device bookkeeping.
 
