@@ -374,20 +374,28 @@ def list_element_shapes(graph_def: graph_pb2.GraphDef) -> list[str]:
     Loops accumulate per-step tensors in TensorLists; their element shape is a
     constant with -1 for the batch, which shape inference cannot resolve.
     """
-    import tensorflow as tf
 
     users = set()
     for node in graph_def.node:
         if node.op.startswith("TensorList") or node.op == "EmptyTensorList":
             for inp in node.input:
                 users.add(inp.lstrip("^").split(":")[0])
-    out = []
-    for node in graph_def.node:
-        if node.op == "Const" and node.name in users and node.name.endswith("element_shape"):
-            value = tf.make_ndarray(node.attr["value"].tensor)
-            if value.ndim == 1 and value.size >= 1 and value[0] == -1 and (value[1:] >= 0).all():
-                out.append(node.name)
-    return out
+    return [
+        node.name
+        for node in graph_def.node
+        if node.op == "Const"
+        and node.name in users
+        and node.name.endswith("element_shape")
+        and _open_in_first_dim(node)
+    ]
+
+
+def _open_in_first_dim(const: node_def_pb2.NodeDef) -> bool:
+    """A shape constant whose first dimension is -1 (the batch) and the rest known."""
+    import tensorflow as tf
+
+    value = tf.make_ndarray(const.attr["value"].tensor)
+    return value.ndim == 1 and value.size >= 1 and value[0] == -1 and bool((value[1:] >= 0).all())
 
 
 def open_ragged_rows(graph_def: graph_pb2.GraphDef) -> list[str]:
@@ -401,18 +409,13 @@ def open_ragged_rows(graph_def: graph_pb2.GraphDef) -> list[str]:
     argument gets its own copy (Grappler may share the constant with ops whose
     -1 means something else), returned for ``with_batch`` to fill in.
     """
-    import tensorflow as tf
-
     consts = {n.name: n for n in graph_def.node if n.op == "Const"}
     out = []
     for node in list(graph_def.node):
         if node.op != "RaggedTensorToTensor" or not node.input:
             continue
         source = consts.get(node.input[0].partition(":")[0])
-        if source is None:
-            continue
-        value = tf.make_ndarray(source.attr["value"].tensor)
-        if value.ndim != 1 or value.size < 1 or value[0] != -1 or (value[1:] < 0).any():
+        if source is None or not _open_in_first_dim(source):
             continue
         own = graph_def.node.add()
         own.CopyFrom(source)
@@ -711,6 +714,14 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
     """
     import tensorflow as tf
 
+    int32 = tf.int32.as_datatype_enum
+    pops = [
+        n
+        for n in graph_def.node
+        if n.op == "TensorListPopBack" and n.attr["element_dtype"].type == int32
+    ]
+    if not pops:
+        return False
     nodes = {n.name: n for n in graph_def.node}
 
     def source(ref: str) -> tuple[Any, int]:
@@ -738,46 +749,41 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
                 value.name if value is not None and port == 0 else ""
             )
 
-    def pushed(pop: Any) -> set[str] | None:
-        for name in walk(pop.input[0]):
-            if name in pushes:
-                values = pushes[name]
-                return values if "" not in values else None
-        return None
+    def popped_shape(pop: Any) -> tuple[int, ...] | None:
+        """The one shape every push onto ``pop``'s stack is, if ``props`` knows it."""
+        values = next((pushes[name] for name in walk(pop.input[0]) if name in pushes), set())
+        shapes = set()
+        for name in values:
+            shape_op = nodes.get(name)
+            if shape_op is None or shape_op.op != "Shape" or not shape_op.input:
+                return None
+            read, port = source(shape_op.input[0])
+            entries = props.get(read.name) if read is not None else None
+            if not entries or len(entries) <= port or entries[port][0] is None:
+                return None
+            shapes.add(tuple(entries[port][0]))
+        return shapes.pop() if len(shapes) == 1 else None
 
-    replaced = False
     consumers: dict[str, list[tuple[Any, int]]] = {}
     for node in graph_def.node:
         for k, ref in enumerate(node.input):
             if ref.endswith(":1") and not ref.startswith("^"):
                 consumers.setdefault(ref[:-2], []).append((node, k))
-    for pop in [n for n in graph_def.node if n.op == "TensorListPopBack"]:
+    replaced = False
+    for pop in pops:
         readers = consumers.get(pop.name)
-        if not readers or pop.attr["element_dtype"].type != tf.int32.as_datatype_enum:
+        shape = popped_shape(pop) if readers else None
+        if shape is None:
             continue
-        values = pushed(pop)
-        shapes = set()
-        for name in values or ():
-            shape_op = nodes[name]
-            if shape_op.op != "Shape" or not shape_op.input:
-                break
-            read, port = source(shape_op.input[0])
-            entries = props.get(read.name) if read is not None else None
-            if not entries or len(entries) <= port or entries[port][0] is None:
-                break
-            shapes.add(tuple(entries[port][0]))
-        else:
-            if len(shapes) != 1:
-                continue
-            const = graph_def.node.add(name=pop.name + _DEFAULT + "shape", op="Const")
-            const.attr["dtype"].type = tf.int32.as_datatype_enum
-            const.attr["value"].tensor.CopyFrom(
-                tensor_util.make_tensor_proto(list(shapes.pop()), dtype=tf.int32)
-            )
-            const.device = pop.device
-            for reader, k in readers:
-                reader.input[k] = const.name
-            replaced = True
+        const = graph_def.node.add(name=pop.name + _DEFAULT + "shape", op="Const")
+        const.attr["dtype"].type = int32
+        const.attr["value"].tensor.CopyFrom(
+            tensor_util.make_tensor_proto(list(shape), dtype=tf.int32)
+        )
+        const.device = pop.device
+        for reader, k in readers:
+            reader.input[k] = const.name
+        replaced = True
     return replaced
 
 
