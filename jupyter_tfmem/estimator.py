@@ -898,6 +898,18 @@ def _estimate_traced(
                 f"(the estimate) when the sum starts early, up to {late_peak:,.1f} MiB when it "
                 "starts after all of them."
             )
+    behind = _sums_behind_bytes(nodes, trips or {}, batch_size) if threads else 0.0
+    if behind:
+        peak = _parts_peak((lines, slack), batch_size) / 2**20
+        if behind / 2**20 > 0.05 * peak:
+            notes.append(
+                "TF's executor can run a loop's recurrence up to "
+                f"{_PARALLEL_ITERATIONS} iterations ahead of the sums of its weight "
+                "gradients, each iteration's product alive until its sum runs (seen in "
+                "TF's profiles of RNNs with small per-step tensors: batch 1 to 32 with "
+                f"few units, over hundreds of steps). That would add up to {behind / 2**20:,.1f} "
+                f"MiB to this step's {peak:,.1f} MiB."
+            )
     info = _layer_info(model, layers)
     named = {li.name for li in info}
     extra = sorted({name for line in lines for name in line.layers} - named)
@@ -2455,6 +2467,50 @@ def _in_place_sum_inputs(nodes, order: list[str]) -> dict[str, list[str]]:
         for var, inputs in summed.items()
         if var in nodes and nodes[var].op == "TemporaryVariable"
     }
+
+
+def _sums_behind_bytes(nodes, trips: Mapping[str, int], batch_size: int) -> float:
+    """Bytes a loop holds if its recurrence runs ``_PARALLEL_ITERATIONS`` ahead of its sums.
+
+    A backward loop sums each iteration's weight-gradient product into a
+    loop-carried total (``AddN(total, product)``).  Once the loop body's
+    small kernels have run often enough for TF's executor to count them as
+    inexpensive (its cost estimate falls below 8,000 cycles after about 90
+    runs), it runs the recurrence inline and queues the expensive sums,
+    which wait until the window of parallel iterations is full.  TF's
+    profiles show that window full of products for two BiGRUs at batch 1,
+    two LSTMs at batch 8 and an LSTM over 500 steps at batch 32, and no lag
+    for a GRU tagger at batch 32 or an LSTM at batch 64 (docs/engine.md).
+    The replay runs the body once, so this is given as a bound in a note.
+
+    """
+    if not trips:
+        return 0.0
+    default_trip = max(trips.values())
+    # A Bidirectional layer's two loops run side by side; other loops, one
+    # after another: the bound is the largest layer's.
+    by_layer: dict[str, float] = collections.defaultdict(float)
+    for name, node in nodes.items():
+        frame = _frame_of(name)
+        if frame is None or node.op not in ("AddN", "AddV2", "Add") or len(node.inputs) < 2:
+            continue
+        roots = [
+            nodes.get(_walk_back(nodes, src, ("Identity", "Switch"), 8)) for src, _ in node.inputs
+        ]
+        if not any(r is not None and r.op == "Merge" for r in roots):
+            continue  # not a loop-carried total
+        k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip)) - 1
+        for (src, idx), root in zip(node.inputs, roots, strict=True):
+            product = nodes.get(src)
+            if root is None or root.op == "Merge" or product is None:
+                continue
+            if product.op not in ("MatMul", "_MklMatMul", "BatchMatMulV2", "_MklBatchMatMulV2"):
+                continue
+            out = product.outputs[idx] if idx < len(product.outputs) else None
+            if out is not None and out[1] == 0 and k > 0:  # a weight's, not the batch's
+                layer = re.sub(r"/(?:forward|backward)_[^/]*/", "/", frame)
+                by_layer[layer] += (out[0] + out[1] * batch_size) * k
+    return max(by_layer.values(), default=0.0)
 
 
 def _merged_filters_first(nodes, order: list[str]) -> list[str]:

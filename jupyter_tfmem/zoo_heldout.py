@@ -151,7 +151,11 @@ over 2 (+0.1%), depthwise-separable BatchNorm blocks in pure ``float16`` with
 momentum (+3.6%), ResNet50 at 128x128 with Lion (-0.9%), two bidirectional
 GRUs over 300 steps at batch 1 with SGD (-66.0%), causal and cross-attention
 with two inputs and Adam (+5.3%) and EfficientNetB0's inference in pure
-``bfloat16`` (-0.3%): median |error| 2.3%, worst 66.0%.
+``bfloat16`` (-0.3%): median |error| 2.3%, worst 66.0%.  The BiGRUs' gap,
+and the 1,000-step LSTMs' with Adagrad, is TF's executor running each
+backward loop's recurrence up to 32 iterations ahead of the sums of its
+weight gradients (docs/engine.md); the estimate gives it as a bound in a
+note, not in its figure.
 """
 
 from __future__ import annotations

@@ -652,3 +652,36 @@ def test_a_recurrent_model_fed_by_its_own_text_vectorization_is_sized():
     unknown = [int(re.match(r"(\d+) tensors", n).group(1)) for n in fp.notes if "cannot infer" in n]
     # only the string side of the vectorization is left (the split and the lookup)
     assert unknown and unknown[0] <= 6
+
+
+def _behind_note(fp) -> float | None:
+    """The MiB the run-ahead note gives, or None without it."""
+    import re
+
+    for note in fp.notes:
+        m = re.search(r"ahead of the sums.*up to ([\d,.]+) MiB", note)
+        if m:
+            return float(m.group(1).replace(",", ""))
+    return None
+
+
+def test_note_bounds_weight_gradient_products_held_by_a_running_ahead_recurrence():
+    # TF's profiles of small-batch RNNs over hundreds of steps hold 32
+    # iterations' weight-gradient products in the backward loop: the note
+    # bounds that by 31 more of each product (kernel and recurrent kernel).
+    def gru(bidirectional: bool) -> keras.Model:
+        inp = keras.Input((200, 4))
+        layer = keras.layers.GRU(64)
+        x = keras.layers.Bidirectional(layer)(inp) if bidirectional else layer(inp)
+        model = keras.Model(inp, keras.layers.Dense(3)(x))
+        model.compile(optimizer="sgd", loss="mse")
+        return model
+
+    per_loop = 31 * (4 * 192 + 64 * 192) * 4 / 2**20  # float32 kernel and recurrent kernel
+    one = _behind_note(jt.estimate(gru(False), batch_size=1))
+    assert one == pytest.approx(per_loop, abs=0.05)
+    # a Bidirectional layer's two loops run side by side
+    two = _behind_note(jt.estimate(gru(True), batch_size=1))
+    assert two == pytest.approx(2 * per_loop, abs=0.05)
+    # inference has no backward loop
+    assert _behind_note(jt.estimate(gru(False), batch_size=1, training=False)) is None
