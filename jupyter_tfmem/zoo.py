@@ -211,19 +211,24 @@ def transformer_encoder() -> Any:
     return keras.Model(inp, out, name="transformer_encoder")
 
 
-def recommender() -> Any:
-    """Two-tower recommender: 200k x 64 and 50k x 64 embedding tables, an MLP on top."""
+def two_table_recommender(users: int, items: int, dim: int, head: dict[str, Any], name: str) -> Any:
+    """User and item embedding tables, an MLP on both and their product; one output
+    (``head``: the output Dense layer's keyword arguments)."""
     keras = _keras()
     layers = keras.layers
     user = keras.Input((1,), dtype="int32", name="user")
     item = keras.Input((1,), dtype="int32", name="item")
-    u = layers.Flatten()(layers.Embedding(200_000, 64, name="user_table")(user))
-    v = layers.Flatten()(layers.Embedding(50_000, 64, name="item_table")(item))
+    u = layers.Flatten()(layers.Embedding(users, dim, name="user_table")(user))
+    v = layers.Flatten()(layers.Embedding(items, dim, name="item_table")(item))
     x = layers.Concatenate()([u, v, layers.Multiply()([u, v])])
     x = layers.Dense(128, activation="relu")(x)
     x = layers.Dense(64, activation="relu")(x)
-    out = layers.Dense(1, name="rating")(x)
-    return keras.Model([user, item], out, name="recommender")
+    return keras.Model([user, item], layers.Dense(1, **head)(x), name=name)
+
+
+def recommender() -> Any:
+    """Two-tower recommender: 200k x 64 and 50k x 64 embedding tables, an MLP on top."""
+    return two_table_recommender(200_000, 50_000, 64, {"name": "rating"}, "recommender")
 
 
 def inceptionv3_96() -> Any:

@@ -1024,14 +1024,21 @@ def wide_bn_mlp() -> Any:
     return keras.Model(inp, L.Dense(100, activation="softmax")(x), name="wide_bn_mlp")
 
 
-def stacked_bigru_small() -> Any:
-    """Two bidirectional GRUs over 100 steps of 32 features."""
+def _stacked_bigru(
+    steps: int, features: int, units: tuple[int, int], classes: int, name: str
+) -> Any:
+    """Two bidirectional GRUs (the first returning sequences), a softmax head."""
     keras = _keras()
     L = keras.layers
-    inp = keras.Input((100, 32))
-    x = L.Bidirectional(L.GRU(64, return_sequences=True))(inp)
-    x = L.Bidirectional(L.GRU(32))(x)
-    return keras.Model(inp, L.Dense(3, activation="softmax")(x), name="stacked_bigru_small")
+    inp = keras.Input((steps, features))
+    x = L.Bidirectional(L.GRU(units[0], return_sequences=True))(inp)
+    x = L.Bidirectional(L.GRU(units[1]))(x)
+    return keras.Model(inp, L.Dense(classes, activation="softmax")(x), name=name)
+
+
+def stacked_bigru_small() -> Any:
+    """Two bidirectional GRUs over 100 steps of 32 features."""
+    return _stacked_bigru(100, 32, (64, 32), 3, "stacked_bigru_small")
 
 
 def conv1d_transpose_autoencoder() -> Any:
@@ -1512,16 +1519,9 @@ def pre_ln_encoder_256() -> Any:
 
 def big_table_recommender() -> Any:
     """500,000 users and 100,000 items, 32-wide embeddings, an MLP on their concatenation."""
-    keras = _keras()
-    L = keras.layers
-    user = keras.Input((1,), dtype="int32", name="user")
-    item = keras.Input((1,), dtype="int32", name="item")
-    u = L.Flatten()(L.Embedding(500_000, 32, name="user_table")(user))
-    v = L.Flatten()(L.Embedding(100_000, 32, name="item_table")(item))
-    x = L.Concatenate()([u, v, L.Multiply()([u, v])])
-    x = L.Dense(128, activation="relu")(x)
-    x = L.Dense(64, activation="relu")(x)
-    return keras.Model([user, item], L.Dense(1, activation="sigmoid")(x), name="big_table_rec")
+    from .zoo import two_table_recommender
+
+    return two_table_recommender(500_000, 100_000, 32, {"activation": "sigmoid"}, "big_table_rec")
 
 
 def nested_shared_two_tasks() -> Any:
@@ -1594,12 +1594,7 @@ def resnet50_128() -> Any:
 
 def bigru_300() -> Any:
     """A bidirectional GRU of 96 over 300 steps of 24 features, two stacked, 6 classes."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((300, 24))
-    x = L.Bidirectional(L.GRU(96, return_sequences=True))(inp)
-    x = L.Bidirectional(L.GRU(96))(x)
-    return keras.Model(inp, L.Dense(6, activation="softmax")(x), name="bigru_300")
+    return _stacked_bigru(300, 24, (96, 96), 6, "bigru_300")
 
 
 def causal_cross_decoder() -> Any:
