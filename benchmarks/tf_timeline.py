@@ -47,6 +47,12 @@ placements follow from that state.
 
     python benchmarks/tf_timeline.py --case bert_small_infer --replay --start
 
+``--behind`` gives, per backward loop, the most weight-gradient products
+made and not yet summed: 32 where TF runs the loop's recurrence ahead of its
+sums (docs/engine.md, "What is not modelled").
+
+    python benchmarks/tf_timeline.py --case bigru_300_sgd_b1 --behind --kernels 0
+
 ``--compare`` lists the ops that allocate a buffer of 64 KiB or more more often
 in TF's measured step than in the estimate's replay, and the reverse: an op
 that writes into its input in one and not in the other shows up there.
@@ -380,6 +386,64 @@ def loop_spans(kernels: list) -> dict[str, tuple[int, int, int, set[int]]]:
     return {frame: tuple(span) for frame, span in sorted(spans.items(), key=lambda kv: kv[1][0])}
 
 
+_PRODUCT = re.compile(r"/(MatMul(?:_\d+)?)_grad/MatMul_1$")
+_SUM = re.compile(r"/gradients/AddN(?:_\d+)?$")
+
+
+def sums_behind(kernels: list) -> dict[str, int]:
+    """Per backward loop, the most weight-gradient products made and not yet summed.
+
+    A backward loop's weight-gradient products (``<MatMul>_grad/MatMul_1``,
+    one per kernel) are each added to a loop-carried total by an ``AddN`` of
+    the body.  Which ``AddN`` sums which product is not in the profile, so
+    for each product every ``AddN`` of the frame run about as often (0.8
+    times or more: the profiler drops some events) and never ahead of it (a
+    sum cannot run before its product; two events of slack) is tried, and
+    the one that keeps up best is taken; the loop's figure is its products'
+    largest.
+    A loop whose recurrence runs ahead of its sums reaches
+    ``parallel_iterations`` (32 in Keras).
+    """
+    from jupyter_tfmem.estimator import _frame_of
+
+    made: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    sums: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    worst: dict[tuple[str, str, str], int] = collections.defaultdict(int)
+    least: dict[tuple[str, str, str], int] = collections.defaultdict(int)
+    for _at, _dur, _thread, name in kernels:
+        op = name.partition(":")[0]
+        frame = _frame_of(op)
+        if frame is None or "while_grad" not in frame:
+            continue
+        product = _PRODUCT.search(op)
+        if product:
+            made[frame][product.group(1)] += 1
+        elif _SUM.search(op):
+            total = op.rsplit("/", 1)[1]
+            sums[frame][total] += 1
+            for kind, n in made[frame].items():
+                key = (frame, kind, total)
+                worst[key] = max(worst[key], n - sums[frame][total])
+                least[key] = min(least[key], n - sums[frame][total])
+    out = {}
+    for frame, products in made.items():
+        per_product = [
+            min(
+                (
+                    worst[(frame, kind, t)]
+                    for t, c in sums[frame].items()
+                    if c >= 0.8 * n and least[(frame, kind, t)] >= -2
+                ),
+                default=None,
+            )
+            for kind, n in products.items()
+        ]
+        found = [m for m in per_product if m is not None]
+        if found:
+            out[frame] = max(found)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", default="siamese_adam", help="zoo case (default: %(default)s)")
@@ -414,6 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="REGEX",
         help="list the kernels whose name matches REGEX in start order, with their threads "
         "(e.g. 'StridedSliceGrad|TemporaryVariable': where an in-place sum starts)",
+    )
+    parser.add_argument(
+        "--behind",
+        action="store_true",
+        help="per backward loop, the most weight-gradient products made and not yet summed "
+        "(32, the loop's parallel_iterations, when its recurrence runs ahead)",
     )
     parser.add_argument(
         "--compare",
@@ -495,6 +565,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {(first - t0) / 1e6:8.2f} to {(last - t0) / 1e6:8.2f}  {count:5d} kernels  "
                 f"threads {','.join(map(str, sorted(threads)))}  {frame}"
             )
+    if args.behind:
+        print("\nWeight-gradient products made and not yet summed, most over each backward loop:")
+        for frame, most in sums_behind(kernels).items():
+            print(f"  {most:5d}  {frame}")
     if args.compare:
         least = 64 << 10
         tf_ops = collections.Counter(
