@@ -398,11 +398,12 @@ def sums_behind(kernels: list) -> dict[str, int]:
     the body.  Which ``AddN`` sums which product is not in the profile, so
     for each product every ``AddN`` of the frame run about as often (0.8
     times or more: the profiler drops some events) and never ahead of it (a
-    sum cannot run before its product; two events of slack) is tried, and
-    the one that keeps up best is taken; the loop's figure is its products'
-    largest.
-    A loop whose recurrence runs ahead of its sums reaches
-    ``parallel_iterations`` (32 in Keras).
+    sum cannot run before its product) is tried, and the one that keeps up
+    best is taken; the loop's figure is its products' largest.  A dropped
+    product event can rule out its real sum, so a loop may go unreported.
+    Counted when a sum starts, its own product included: 1 where the sums
+    keep up, ``parallel_iterations`` (32 in Keras) where the recurrence runs
+    ahead of them.
     """
     from jupyter_tfmem.estimator import _frame_of
 
@@ -420,11 +421,12 @@ def sums_behind(kernels: list) -> dict[str, int]:
             made[frame][product.group(1)] += 1
         elif _SUM.search(op):
             total = op.rsplit("/", 1)[1]
-            sums[frame][total] += 1
             for kind, n in made[frame].items():
                 key = (frame, kind, total)
+                # waiting when this sum starts; a sum needs its product made
                 worst[key] = max(worst[key], n - sums[frame][total])
-                least[key] = min(least[key], n - sums[frame][total])
+                least[key] = min(least[key], n - sums[frame][total] - 1)
+            sums[frame][total] += 1
     out = {}
     for frame, products in made.items():
         per_product = [
@@ -432,7 +434,7 @@ def sums_behind(kernels: list) -> dict[str, int]:
                 (
                     worst[(frame, kind, t)]
                     for t, c in sums[frame].items()
-                    if c >= 0.8 * n and least[(frame, kind, t)] >= -2
+                    if c >= 0.8 * n and least[(frame, kind, t)] >= 0
                 ),
                 default=None,
             )
@@ -483,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         "--behind",
         action="store_true",
         help="per backward loop, the most weight-gradient products made and not yet summed "
-        "(32, the loop's parallel_iterations, when its recurrence runs ahead)",
+        "when a sum starts (1 if the sums keep up, 32 if the recurrence runs ahead)",
     )
     parser.add_argument(
         "--compare",
