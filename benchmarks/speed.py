@@ -1,5 +1,8 @@
 """Speed: estimating vs measuring ResNet50 at 224x224, and Footprint.at().
 
+Also BERT-base's estimate (issue 5: under 15 s) and ConvNeXtTiny's under
+``mixed_float16`` (its grouped convolutions once sent it down a slow path).
+
 Targets (issue 2): estimating ResNet50 at 224x224 takes under 5 s here and at
 most half the time of measuring it; ``at()`` is under 5 ms.  Timings on shared
 machines are noisy, so the ratio measured in one run is what to compare.
@@ -140,6 +143,32 @@ def main() -> int:
         f"{bert_s[False][0]:.2f} s and {bert_s[False][1]:.2f} s; peak {peaks.pop() / 2**20:.0f} MiB"
     )
 
+    # ConvNeXtTiny under mixed_float16: grouped convolutions and the loss
+    # scale's cond, the case that fell back to the open batch until session 28
+    # (docs/engine.md, point 2).
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        convnext = keras.applications.ConvNeXtTiny(
+            weights=None, input_shape=(32, 32, 3), classes=10
+        )
+    finally:
+        keras.config.set_dtype_policy("float32")
+    convnext.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    cnx_s = []
+    for _ in range(2):
+        t = time.perf_counter()
+        fp_cnx = tfmem.estimate(convnext, 16)
+        cnx_s.append(time.perf_counter() - t)
+    cnx_err = None
+    if not args.skip_measure:
+        cnx_measured = tfmem.measure(convnext, 16, runs=3)
+        cnx_err = (fp_cnx.peak_bytes - cnx_measured.peak_bytes) / cnx_measured.peak_bytes
+    print(
+        f"estimate ConvNeXtTiny 32x32 mixed_float16 batch 16: {cnx_s[0]:.2f} s, then "
+        f"{cnx_s[1]:.2f} s; peak {fp_cnx.peak_bytes / 2**20:.1f} MiB"
+        + (f" (error {cnx_err:+.1%} against 3 measured runs)" if cnx_err is not None else "")
+    )
+
     rows = [
         (f"estimate ResNet50 224x224, batch {args.batch} (s)", f"{est_s:.2f}"),
         ("measure the same step, 1 fresh process (s)", f"{meas_s:.2f}" if meas_s else "not run"),
@@ -161,6 +190,15 @@ def main() -> int:
         (
             "the same without the helper process: second and fourth (s)",
             " and ".join(f"{v:.2f}" for v in bert_s[False]),
+        ),
+        (
+            "estimate ConvNeXtTiny 32x32 under mixed_float16 with Adam, batch 16: "
+            "first and second estimate (s)",
+            " and ".join(f"{v:.2f}" for v in cnx_s),
+        ),
+        (
+            "its estimate's error against the median of 3 measured runs",
+            f"{cnx_err:+.1%}" if cnx_err is not None else "not run",
         ),
     ]
     lines = [
