@@ -898,7 +898,7 @@ def _estimate_traced(
                 f"(the estimate) when the sum starts early, up to {late_peak:,.1f} MiB when it "
                 "starts after all of them."
             )
-    behind = _sums_behind_bytes(nodes, trips or {}, batch_size) if threads else 0.0
+    behind = _sums_behind_bytes(nodes, trips or {}) if threads else 0.0
     if behind:
         peak = _parts_peak((lines, slack), batch_size) / 2**20
         if behind / 2**20 > 0.05 * peak:
@@ -2469,7 +2469,7 @@ def _in_place_sum_inputs(nodes, order: list[str]) -> dict[str, list[str]]:
     }
 
 
-def _sums_behind_bytes(nodes, trips: Mapping[str, int], batch_size: int) -> float:
+def _sums_behind_bytes(nodes, trips: Mapping[str, int]) -> float:
     """Bytes a loop holds if its recurrence runs ``_PARALLEL_ITERATIONS`` ahead of its sums.
 
     A backward loop sums each iteration's weight-gradient product into a
@@ -2482,7 +2482,6 @@ def _sums_behind_bytes(nodes, trips: Mapping[str, int], batch_size: int) -> floa
     two LSTMs at batch 8 and an LSTM over 500 steps at batch 32, and no lag
     for a GRU tagger at batch 32 or an LSTM at batch 64 (docs/engine.md).
     The replay runs the body once, so this is given as a bound in a note.
-
     """
     if not trips:
         return 0.0
@@ -2509,7 +2508,7 @@ def _sums_behind_bytes(nodes, trips: Mapping[str, int], batch_size: int) -> floa
             out = product.outputs[idx] if idx < len(product.outputs) else None
             if out is not None and out[1] == 0 and k > 0:  # a weight's, not the batch's
                 layer = re.sub(r"/(?:forward|backward)_[^/]*/", "/", frame)
-                by_layer[layer] += (out[0] + out[1] * batch_size) * k
+                by_layer[layer] += out[0] * k
     return max(by_layer.values(), default=0.0)
 
 
