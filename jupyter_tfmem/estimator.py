@@ -1969,6 +1969,18 @@ def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
             bound = consts.get(src)
             if frame and bound and bound > 0:
                 trips[frame] = max(trips.get(frame, 0), bound)
+    # A gradient loop runs as often as the loop it differentiates, but its
+    # condition compares with a count the forward loop makes at run time, so
+    # it has no constant bound.  TF names it after that loop
+    # ("gradient_tape/<...>/rnn/while/<...>/rnn/while_grad").  Without this, a
+    # model whose loops differ in length sized every backward loop's lists and
+    # time by the longest loop.
+    forward = sorted(trips, key=len, reverse=True)
+    for frame in {_frame_of(name) for name in nodes} - trips.keys():
+        if frame and frame.endswith("_grad"):
+            match = next((f for f in forward if frame[: -len("_grad")].endswith(f)), None)
+            if match is not None:
+                trips[frame] = trips[match]
     return trips
 
 

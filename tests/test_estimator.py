@@ -685,3 +685,30 @@ def test_note_bounds_weight_gradient_products_held_by_a_running_ahead_recurrence
     assert two == pytest.approx(2 * per_loop, abs=0.05)
     # inference has no backward loop
     assert _behind_note(jt.estimate(gru(False), batch_size=1, training=False)) is None
+
+
+def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch):
+    # A backward loop's condition has no constant bound; it takes the trip
+    # count of the forward loop it is named after, not the longest loop's.
+    from jupyter_tfmem import estimator
+
+    seen: list[dict[str, int]] = []
+    real = estimator._loop_trips
+
+    def spy(nodes, consts):
+        trips = real(nodes, consts)
+        seen.append(dict(trips))
+        return trips
+
+    monkeypatch.setattr(estimator, "_loop_trips", spy)
+    short, long = keras.Input((12, 3)), keras.Input((40, 3))
+    merged = keras.layers.Concatenate()(
+        [keras.layers.GRU(8, name="short_gru")(short), keras.layers.GRU(8, name="long_gru")(long)]
+    )
+    model = keras.Model([short, long], keras.layers.Dense(2)(merged))
+    jt.estimate(model, batch_size=2, optimizer="sgd", loss="mse")
+    trips = seen[-1]
+    backward = {frame: n for frame, n in trips.items() if frame.endswith("_grad")}
+    assert sorted(backward.values()) == [12, 40]
+    for frame, n in backward.items():
+        assert ("short_gru" in frame) == (n == 12), (frame, n)
