@@ -824,9 +824,9 @@ def _estimate_traced(
         durations = _durations(nodes, props1, props2, batch_size)
         if trips:
             # A loop's body is replayed once but runs once per iteration: its
-            # ops take that many times as long beside the ops outside it.
-            # (A gradient loop's bound is the forward loop's count, not a
-            # constant: as for its lists, it takes the longest known loop's.)
+            # ops take that many times as long beside the ops outside it
+            # (a gradient loop, as often as the loop it differentiates:
+            # ``_loop_trips``; a loop of unknown count, as the longest).
             longest = max(trips.values())
             durations = {
                 name: d * (trips.get(frame, longest) if (frame := _frame_of(name)) else 1)
