@@ -520,6 +520,7 @@ def _measure(model: Any, args: argparse.Namespace, training: bool) -> Any:
 def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
     from .footprint import MAX_BATCH_SIZE_CAP
     from .views.format import format_bytes
+    from .views.text import shows_range
 
     name, memory = gpu
     need = fp.total_bytes
@@ -532,9 +533,13 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
         tail = "any batch size fits (nothing in this estimate grows with the batch)"
     else:
         tail = f"largest batch that fits: {largest:,}"
+    low, high = (v + fp.overhead_bytes for v in fp.peak_range)
+    spread = ""
+    if shows_range(fp):
+        spread = f", {format_bytes(low)} to {format_bytes(high)} over TF's schedules"
     text = (
         f"GPU {name}: batch {fp.batch_size} {verdict} "
-        f"(needs {format_bytes(need)} of {format_bytes(memory)}); {tail}"
+        f"(needs {format_bytes(need)}{spread} of {format_bytes(memory)}); {tail}"
     )
     return {
         "name": name,
@@ -542,6 +547,7 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
         "batch_size": fp.batch_size,
         "total_bytes": need,
         "fits": fits,
+        "fits_at_top_of_range": high <= memory,
         "max_batch_size": largest,
         "text": text,
     }

@@ -97,9 +97,15 @@ def data_parallel(
         "device, so total_bytes must fit on each card.",
     ]
     lines = fp.lines
+    scenarios = fp.scenarios
     info = fp.layer_info
     if fp.training and grad_bytes > 0:
-        lines = (*lines, _allreduce_line(fp.lines[0], grad_bytes))
+        allreduce = _allreduce_line(fp.lines[0], grad_bytes)
+        lines = (*lines, allreduce)
+        # the all-reduce comes after the backward pass whatever its schedule
+        scenarios = tuple(
+            dataclasses.replace(s, lines=(*s.lines, (allreduce.a, allreduce.b))) for s in scenarios
+        )
         at = next((i for i, row in enumerate(info) if row.name == ALLOCATOR_ROW_NAME), len(info))
         info = (*info[:at], LayerInfo(ALLREDUCE_ROW_NAME, "", "", 0), *info[at:])
         notes.append(
@@ -114,6 +120,7 @@ def data_parallel(
         batch_size=global_batch,
         replicas=replicas,
         lines=lines,
+        scenarios=scenarios,
         layer_info=info,
         notes=(*fp.notes, *notes),
     )

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .engine.loops import frame_of as _frame_of
-from .footprint import ALLOCATOR_ROW_NAME, Footprint, LayerInfo, PeakLine
+from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .overhead import DEFAULT_OVERHEAD
 
 #: Batch sizes the step is traced at when an estimate names none (and for
@@ -868,6 +868,20 @@ def _estimate_traced(
         executor += "; concurrent kernels side by side"
     if len(side_parts) > 1:
         executor += "; mean of two orders of merged filter and input gradients"
+    # Every schedule replayed besides the estimate's own is kept as a
+    # scenario, so that ``Footprint.peak_range`` spans them at any batch.
+    # Labels are unique: ``Footprint.scenario_peaks`` is keyed by them.
+    scenarios = []
+    orders_said = ("", ", merged filter gradients first")
+    if len(side_parts) > 1:
+        scenarios += [
+            _scenario(f"concurrent kernels side by side{said}", part)
+            for said, part in zip(orders_said, side_parts, strict=True)
+        ]
+    scenarios += [
+        _scenario(f"concurrent kernels taking turns{said}", part)
+        for said, part in zip(orders_said[: len(turn_parts)], turn_parts, strict=True)
+    ]
     if turn_parts:
         side, turns = (
             sum(_parts_peak(part, batch_size) for part in group) / len(group) / 2**20
@@ -889,7 +903,9 @@ def _estimate_traced(
             _executor_events(nodes, o, durations, threads, False, trips, late_sums=in_place)
             for o in orders
         ]
-        late_peak = _parts_peak(_peak_parts(nodes, late, *args), batch_size) / 2**20
+        late_part = _peak_parts(nodes, late, *args)
+        scenarios.append(_scenario("in-place sums starting after all their inputs", late_part))
+        late_peak = _parts_peak(late_part, batch_size) / 2**20
         peak = _parts_peak((lines, slack), batch_size) / 2**20
         if late_peak > 1.1 * peak:
             notes.append(
@@ -900,6 +916,10 @@ def _estimate_traced(
             )
     behind = _sums_behind_bytes(nodes, trips or {}) if threads else 0.0
     if behind:
+        ahead = [PeakLine(line.a + behind, line.b, {}, {}) for line in lines]
+        scenarios.append(
+            _scenario("loop recurrence run ahead of its weight-gradient sums", (ahead, slack))
+        )
         peak = _parts_peak((lines, slack), batch_size) / 2**20
         if behind / 2**20 > 0.05 * peak:
             notes.append(
@@ -927,6 +947,7 @@ def _estimate_traced(
         overhead=DEFAULT_OVERHEAD,
         notes=tuple(notes),
         executor=executor,
+        scenarios=tuple(scenarios),
     )
 
 
@@ -984,6 +1005,16 @@ def _parts_peak(part, n: int) -> float:
     from .footprint import interpolate_slack
 
     return max(line.bytes_at(n) for line in lines) + sum(interpolate_slack(slack, n).values())
+
+
+def _scenario(label: str, part) -> PeakScenario:
+    """One replayed schedule's peak lines and slack, as ``Footprint.peak_range`` reads them."""
+    lines, slack = part
+    return PeakScenario(
+        label,
+        tuple((line.a, line.b) for line in lines),
+        tuple((m, sum(cats.get(c, 0.0) for c in CATEGORIES)) for m, cats in slack),
+    )
 
 
 def _mean_parts(parts):

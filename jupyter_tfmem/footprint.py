@@ -64,6 +64,32 @@ class PeakLine:
 
 
 @dataclasses.dataclass(frozen=True)
+class PeakScenario:
+    """The same step's peak under another schedule TF's executor can take.
+
+    Which of two concurrent kernels runs first, whether they share the cores
+    or take turns, and how far a loop runs ahead of its sums are decided by
+    thread timing, which changes from process to process (docs/engine.md).
+    The estimate follows one schedule; each scenario keeps another one's
+    peak as lines in the batch size (``(a, b)`` pairs) and its allocator
+    slack as ``(batch, bytes)`` points, so ``Footprint.peak_range`` moves
+    along the batch axis as cheaply as ``peak_bytes`` does.
+    """
+
+    label: str
+    lines: tuple[Coef, ...]
+    slack: tuple[tuple[int, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.lines:
+            raise ValueError(f"scenario {self.label!r} needs at least one peak line")
+
+    def bytes_at(self, batch_size: int) -> float:
+        top = max(a + b * batch_size for a, b in self.lines)
+        return top + interpolate_log2(self.slack, batch_size)
+
+
+@dataclasses.dataclass(frozen=True)
 class LayerInfo:
     """What a layer is, independent of the batch size."""
 
@@ -126,12 +152,17 @@ class Footprint:
     #: Every figure is per device, at ``device_batch_size``; ``lines`` and
     #: ``slack`` are in the per-device batch.  1: a single device.
     replicas: int = 1
+    #: Other schedules of the same step (``PeakScenario``), in the per-device batch.
+    scenarios: tuple[PeakScenario, ...] = ()
 
     def __post_init__(self) -> None:
         _check_batch_size(self.batch_size)
         check_replicas(self.replicas)
         if not self.lines:
             raise ValueError("a Footprint needs at least one peak line")
+        labels = [s.label for s in self.scenarios]
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"scenario labels must be unique, got {labels}")
 
     # -- the numbers -----------------------------------------------------
     @property
@@ -157,6 +188,23 @@ class Footprint:
         n = self.device_batch_size
         slack = self._slack_at(n)
         return round(self._line.bytes_at(n) + sum(slack.get(c, 0.0) for c in CATEGORIES))
+
+    @property
+    def peak_range(self) -> tuple[int, int]:
+        """Lowest and highest allocator peak over the schedules TF can take (per device).
+
+        ``peak_bytes`` is always inside it; the two are equal when the step
+        has one schedule (one inter-op thread, XLA, or no concurrent kernels
+        whose order matters).  The notes say which schedule gives each end.
+        """
+        peaks = [self.peak_bytes, *self.scenario_peaks.values()]
+        return min(peaks), max(peaks)
+
+    @property
+    def scenario_peaks(self) -> dict[str, int]:
+        """Each other schedule's allocator peak at this batch, by label (per device)."""
+        n = self.device_batch_size
+        return {s.label: round(s.bytes_at(n)) for s in self.scenarios}
 
     @property
     def overhead_bytes(self) -> int:
@@ -327,6 +375,19 @@ def interpolate_slack(
             cats = [c for c in CATEGORIES if c in s0 or c in s1]
             return {c: s0.get(c, 0.0) + t * (s1.get(c, 0.0) - s0.get(c, 0.0)) for c in cats}
     return dict(points[-1][1])
+
+
+def interpolate_log2(points: Sequence[tuple[int, float]], n: int) -> float:
+    """One number known at a few batch sizes, at batch ``n``, as ``interpolate_slack``."""
+    if not points:
+        return 0.0
+    if n <= points[0][0]:
+        return float(points[0][1])
+    for (n0, v0), (n1, v1) in itertools.pairwise(points):
+        if n0 <= n <= n1:
+            t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+            return v0 + t * (v1 - v0)
+    return float(points[-1][1])
 
 
 def _check_batch_size(batch_size: Any) -> None:

@@ -9,6 +9,7 @@ a clean stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -23,7 +24,9 @@ from hypothesis import strategies as st
 
 import jupyter_tfmem
 from jupyter_tfmem import cli
+from jupyter_tfmem.footprint import PeakScenario
 from jupyter_tfmem.gpus import parse_gpu
+from jupyter_tfmem.views.format import format_bytes
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -428,6 +431,24 @@ def test_gpu_line_agrees_with_the_footprint(gpu, fake, capsys):
         assert f"{fit['max_batch_size']:,}" in line
     else:
         assert "not even batch 1" in line
+
+
+def test_gpu_line_says_when_the_top_of_tfs_range_would_not_fit(monkeypatch, capsys):
+    # a schedule holding 2 MiB more than the estimate, as a loop running ahead does
+    base = make_footprint(64)
+    extra = 2 * 2**20
+    ahead = PeakScenario("ahead", tuple((line.a + extra, line.b) for line in base.lines))
+    fp = dataclasses.replace(base, scenarios=(ahead,))
+    monkeypatch.setattr(jupyter_tfmem, "estimate", lambda *args, **kwargs: fp)
+    card = f"{(fp.total_bytes + extra / 2) / 2**20:.3f}MiB"
+    code, out, err = run(["demo", "--batch", "64", "--gpu", card, "--json"], capsys)
+    assert code == 0, err
+    fit = json.loads(out)["gpu"]
+    assert fit["fits"] and not fit["fits_at_top_of_range"]
+    code, out, _ = run(["demo", "--batch", "64", "--gpu", card], capsys)
+    line = next(x for x in out.splitlines() if x.startswith("GPU "))
+    low, high = (v + fp.overhead_bytes for v in fp.peak_range)
+    assert f"{format_bytes(low)} to {format_bytes(high)} over TF's schedules" in line
 
 
 def test_estimate_errors_are_one_line(tiny_files, monkeypatch, capsys):

@@ -17,7 +17,7 @@ from conftest import make_footprint
 import jupyter_tfmem as tfmem
 from jupyter_tfmem import cli
 from jupyter_tfmem.distribute import ALLREDUCE_ROW_NAME, data_parallel, gradient_bytes
-from jupyter_tfmem.footprint import Footprint
+from jupyter_tfmem.footprint import Footprint, PeakScenario
 
 MiB = 2**20
 
@@ -68,6 +68,18 @@ def test_two_replicas_at_32_are_one_device_at_16_plus_the_allreduce(mlp):
     assert two.at(2 * 5000).peak_bytes == one.at(5000).peak_bytes
     assert any("all-reduce" in note for note in two.notes)
     assert any("global batch" in note for note in two.notes)
+
+
+def test_the_allreduce_moment_bounds_every_schedule_from_below():
+    # the all-reduce runs after the backward pass, whichever schedule it took
+    fp = make_footprint(batch_size=4)
+    low = PeakScenario("low", ((0.5 * fp.peak_bytes, 0.0),))
+    fp = dataclasses.replace(fp, scenarios=(low,))
+    grads = 10 * fp.peak_bytes
+    two = data_parallel(fp, 2, grad_bytes=grads)
+    (extra,) = [line for line in two.lines if ALLREDUCE_ROW_NAME in line.layers]
+    assert two.scenario_peaks["low"] == round(extra.bytes_at(4))
+    assert two.peak_range == (two.peak_bytes, two.peak_bytes)
 
 
 def test_at_means_the_global_batch_and_rounds_the_share_up(mlp):

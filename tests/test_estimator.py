@@ -681,10 +681,18 @@ def test_note_bounds_weight_gradient_products_held_by_a_running_ahead_recurrence
     one = _behind_note(jt.estimate(gru(False), batch_size=1))
     assert one == pytest.approx(per_loop, abs=0.05)
     # a Bidirectional layer's two loops run side by side
-    two = _behind_note(jt.estimate(gru(True), batch_size=1))
+    fp = jt.estimate(gru(True), batch_size=1)
+    two = _behind_note(fp)
     assert two == pytest.approx(2 * per_loop, abs=0.05)
+    # the bound is the top of the peak's range, at this batch and at others
+    for f in (fp, fp.at(8)):
+        low, high = f.peak_range
+        assert low <= f.peak_bytes < high
+        assert (high - f.peak_bytes) / 2**20 == pytest.approx(2 * per_loop, abs=0.05)
     # inference has no backward loop
-    assert _behind_note(jt.estimate(gru(False), batch_size=1, training=False)) is None
+    inference = jt.estimate(gru(False), batch_size=1, training=False)
+    assert _behind_note(inference) is None
+    assert not any("ahead" in label for label in inference.scenario_peaks)
 
 
 def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch):
@@ -712,3 +720,4 @@ def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch
     assert sorted(backward.values()) == [12, 40]
     for frame, n in backward.items():
         assert ("short_gru" in frame) == (n == 12), (frame, n)
+

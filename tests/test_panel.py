@@ -9,7 +9,7 @@ import re
 import pytest
 from conftest import make_footprint
 
-from jupyter_tfmem.footprint import Footprint, PeakLine
+from jupyter_tfmem.footprint import Footprint, PeakLine, PeakScenario
 from jupyter_tfmem.gpus import custom_gpu, parse_gpu
 from jupyter_tfmem.panel import OPTIMIZER_NAMES, PRECISION_POLICIES, FootprintPanel
 from jupyter_tfmem.views.data import MIME_TYPE
@@ -315,6 +315,25 @@ def test_notes_answer_the_three_questions_with_current_numbers():
     assert "misc" in notes
     fp = make_footprint(100)
     assert f"batch 200 needs {format_bytes(fp.at(200).total_bytes)}" in notes
+
+
+def test_the_peaks_range_follows_the_slider_and_the_card():
+    # a schedule holding a constant half of today's peak more, as a loop
+    # running ahead does: shown at batch 32, negligible at a large batch
+    base = make_footprint()
+    extra = base.peak_bytes // 2
+    ahead = PeakScenario("ahead", tuple((line.a + extra, line.b) for line in base.lines), ())
+    fp = dataclasses.replace(base, slack=(), scenarios=(ahead,))
+    high = fp.peak_bytes + extra
+    card = custom_gpu(fp.total_bytes + extra // 2)
+    panel, _ = make_panel(fp, gpu=card)
+    assert f"to {format_bytes(high)}" in panel.headline.value
+    assert "but not at the top of TF&#x27;s range" in panel.headline.value
+    assert f"ahead: {format_bytes(high)}" in panel.notes.value
+    panel.batch_text.value = 10000  # past the slider, which stretches
+    assert extra < 0.05 * panel.footprint.peak_bytes
+    assert "anywhere from" not in panel.headline.value
+    assert "Why is the peak a range?" not in panel.notes.value
 
 
 def test_bar_labels_each_category_with_its_batch_dependence():

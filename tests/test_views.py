@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from jupyter_tfmem.footprint import CATEGORIES, CATEGORY_LABELS, LayerInfo, PeakLine
+from jupyter_tfmem.footprint import CATEGORIES, CATEGORY_LABELS, LayerInfo, PeakLine, PeakScenario
 from jupyter_tfmem.gpus import custom_gpu, parse_gpu
 from jupyter_tfmem.views.data import MIME_TYPE
 from jupyter_tfmem.views.format import format_bytes, format_gib, format_share
@@ -251,6 +251,69 @@ def test_memory_notes_use_this_models_numbers(toy_footprint):
     misc = notes['What is the "misc"?']
     assert format_bytes(toy_footprint.categories["input_batch"].bytes) in misc
     assert format_bytes(toy_footprint.overhead_bytes) in misc
+
+
+# -- the peak's range over TF's schedules ------------------------------------------
+def with_scenarios(fp, *shares: float, label: str = "taking turns"):
+    """``fp`` with one constant scenario per share of its peak (1.3: 30% above it)."""
+    scenarios = tuple(
+        PeakScenario(f"{label} {i}", ((share * fp.peak_bytes, 0.0),), ((1, 0.0),))
+        for i, share in enumerate(shares)
+    )
+    return dataclasses.replace(fp, scenarios=scenarios)
+
+
+def test_peak_range_spans_the_scenarios_and_the_estimate(toy_footprint):
+    assert toy_footprint.peak_range == (toy_footprint.peak_bytes,) * 2
+    fp = with_scenarios(toy_footprint, 0.8, 1.3)
+    low, high = fp.peak_range
+    assert low == round(0.8 * fp.peak_bytes) and high == round(1.3 * fp.peak_bytes)
+    # only below, or only above: the estimate is the other end
+    assert with_scenarios(toy_footprint, 0.9).peak_range[1] == toy_footprint.peak_bytes
+    assert with_scenarios(toy_footprint, 1.2).peak_range[0] == toy_footprint.peak_bytes
+    # the constants stay put while the batch-dependent estimate grows past them
+    big = fp.at(100 * fp.batch_size)
+    assert big.peak_range == (round(0.8 * fp.peak_bytes), big.peak_bytes)
+
+
+def test_scenario_slack_is_interpolated_like_the_estimates():
+    sc = PeakScenario("s", ((100.0, 1.0), (0.0, 3.0)), ((4, 10.0), (16, 30.0)))
+    assert sc.bytes_at(2) == 100 + 2 + 10  # held flat below the first point
+    assert sc.bytes_at(8) == 100 + 8 + 20  # halfway in log2(batch)
+    assert sc.bytes_at(64) == 3 * 64 + 30  # the other line, held flat above
+    with pytest.raises(ValueError, match="at least one peak line"):
+        PeakScenario("empty", ())
+
+
+def test_a_wide_range_is_said_in_the_headline_the_verdict_and_the_notes(toy_footprint):
+    narrow = with_scenarios(toy_footprint, 0.98, 1.02)
+    assert "TF's thread timing" not in footprint_to_text(narrow)
+    assert len(memory_notes(narrow)) == 3
+
+    fp = with_scenarios(toy_footprint, 0.7, 1.5)
+    low, high = fp.peak_range
+    text = footprint_to_text(fp)
+    assert f"anywhere from {format_bytes(low)} to {format_bytes(high)}" in text
+    why = dict(memory_notes(fp))["Why is the peak a range?"]
+    assert f"taking turns 1: {format_bytes(high)}" in why
+    # a card the estimate fits but the top of the range does not, and the reverse
+    tight = custom_gpu(fp.total_bytes + (high - fp.peak_bytes) // 2)
+    assert "but not at the top of TF's range" in footprint_to_text(fp, tight)
+    short = custom_gpu(fp.total_bytes - (fp.peak_bytes - low) // 2)
+    assert "though the bottom of TF's range" in footprint_to_text(fp, short)
+    roomy = custom_gpu(fp.overhead_bytes + 2 * high)
+    assert "TF's range" not in footprint_to_text(fp, roomy).split("\n")[1]
+
+
+def test_scenario_labels_are_escaped(toy_footprint):
+    fp = with_scenarios(toy_footprint, 1.5, label=HOSTILE_NAME)
+    html = footprint_to_html(fp)
+    assert "Why is the peak a range?" in html
+    assert "img" not in _read_html(html).tags
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    data = json.loads(json.dumps(fp.to_dict()))
+    assert data["scenarios"][0]["label"] == f"{HOSTILE_NAME} 0"
+    assert data["peak_range"] == list(fp.peak_range)
 
 
 # -- MIME bundle -----------------------------------------------------------------

@@ -7,6 +7,13 @@ add the allocator slack, interpolated linearly in log2(batch) between the
 ``slack`` points (held flat outside them), per category, to the category and
 to the "(allocator rounding and fragmentation)" layer row.
 
+``peak_range`` is the lowest and highest allocator peak over the schedules
+TF's executor can take.  At another batch it is recomputed from ``scenarios``:
+each scenario's peak is its largest ``a + b * batch`` over ``lines`` plus its
+``slack`` (bytes at a few batch sizes, interpolated as above), rounded; the
+range is the smallest and largest of those and ``peak_bytes``.  A report
+without ``scenarios`` has one schedule: the range is ``peak_bytes`` twice.
+
 ``batch_size`` is the global batch; with ``replicas`` > 1 (data parallelism)
 every figure is one device's, and the arithmetic above runs at the device's
 share ``ceil(batch / replicas)`` (``device_batch_size``), as ``Footprint.at``
@@ -39,6 +46,7 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
         "precision": fp.precision,
         "executor": fp.executor,
         "peak_bytes": fp.peak_bytes,
+        "peak_range": list(fp.peak_range),
         "overhead_bytes": fp.overhead_bytes,
         "total_bytes": fp.total_bytes,
         "categories": {
@@ -75,6 +83,14 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
             for line in fp.lines
         ],
         "slack": [{"batch_size": n, "categories": dict(cats)} for n, cats in fp.slack],
+        "scenarios": [
+            {
+                "label": sc.label,
+                "lines": [[a, b] for a, b in sc.lines],
+                "slack": [{"batch_size": n, "bytes": v} for n, v in sc.slack],
+            }
+            for sc in fp.scenarios
+        ],
         "overhead": [{"name": o.name, "bytes": o.bytes, "source": o.source} for o in fp.overhead],
         "notes": list(fp.notes),
     }

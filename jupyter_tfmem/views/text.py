@@ -263,6 +263,9 @@ def headline_sentences(fp: Footprint, gpu: Gpu | None = None) -> list[str]:
         f"at batch {s.batch_size} ({s.settings}): {format_bytes(s.peak_bytes)} at the peak "
         f"of TF's allocator + {format_bytes(s.overhead_bytes)} outside it."
     ]
+    spread = range_sentence(fp)
+    if spread:
+        out[0] += " " + spread
     if gpu is not None:
         out.append(fit_sentence(fp, gpu))
     else:
@@ -270,14 +273,53 @@ def headline_sentences(fp: Footprint, gpu: Gpu | None = None) -> list[str]:
     return out
 
 
+#: ``peak_range`` is shown when it spans more than this share of the peak.
+RANGE_SHOWN = 0.05
+
+
+def shows_range(fp: Footprint) -> bool:
+    low, high = fp.peak_range
+    return high - low > RANGE_SHOWN * fp.peak_bytes
+
+
+def range_sentence(fp: Footprint) -> str:
+    """The peak's range over TF's schedules, or "" when it is too narrow to matter."""
+    if not shows_range(fp):
+        return ""
+    low, high = fp.peak_range
+    return (
+        f"TF's thread timing can put that peak anywhere from {format_bytes(low)} "
+        f"to {format_bytes(high)} (why: see the notes)."
+    )
+
+
+def range_note(fp: Footprint) -> str:
+    """Why the peak is a range: the estimate's schedule and each other one's peak."""
+    others = "; ".join(
+        f"{label}: {format_bytes(peak)}" for label, peak in fp.scenario_peaks.items()
+    )
+    return (
+        "TF's executor runs independent kernels on several threads, and which runs first, "
+        "whether they share the cores and how far a loop runs ahead change from process to "
+        f"process. The estimate ({format_bytes(fp.peak_bytes)}) follows the schedule nearest "
+        f"TF's measured peaks on the zoo; the other schedules give {others}."
+    )
+
+
 def fit_sentence(fp: Footprint, gpu: Gpu) -> str:
     s = summarize(fp, gpu)
     assert s.gpu_bytes is not None
     card = f"{clean_text(gpu.name)} ({format_gib(s.gpu_bytes)})"
+    low, high = (v + s.overhead_bytes for v in fp.peak_range)
     if s.fits:
-        verdict = f"Fits on a {card}, {format_bytes(s.gpu_bytes - s.total_bytes)} to spare."
+        verdict = f"Fits on a {card}, {format_bytes(s.gpu_bytes - s.total_bytes)} to spare"
+        if shows_range(fp) and high > s.gpu_bytes:
+            verdict += f", but not at the top of TF's range ({format_bytes(high)})"
     else:
-        verdict = f"Does not fit on a {card}: {format_bytes(s.total_bytes - s.gpu_bytes)} short."
+        verdict = f"Does not fit on a {card}: {format_bytes(s.total_bytes - s.gpu_bytes)} short"
+        if shows_range(fp) and low <= s.gpu_bytes:
+            verdict += f", though the bottom of TF's range ({format_bytes(low)}) would fit"
+    verdict += "."
     return f"{verdict} {max_batch_phrase(s.max_batch)}"
 
 
@@ -364,6 +406,8 @@ def _listing(fp: Footprint, cats: list[str]) -> str:
 def memory_notes(fp: Footprint, gpu: Gpu | None = None) -> list[tuple[str, str]]:
     """Answers to the three questions of the CS231n rule of thumb, with this model's numbers.
 
+    A fourth says why the peak is a range, when ``peak_range`` is shown.
+
     Plain text (question, answer) pairs; the renderers escape them.
     """
     c = fp.categories
@@ -419,11 +463,14 @@ def memory_notes(fp: Footprint, gpu: Gpu | None = None) -> list[tuple[str, str]]
         "on the CPU and costs host memory; augmentation layers inside the model count as "
         "their activations."
     )
-    return [
+    answers = [
         ("What grows with the batch size?", q1),
         ("What is on the GPU, and what stays in host memory?", q2),
         ('What is the "misc"?', q3),
     ]
+    if shows_range(fp):
+        answers.append(("Why is the peak a range?", range_note(fp)))
+    return answers
 
 
 # -- whole reports ---------------------------------------------------------
