@@ -40,6 +40,19 @@ export interface ISlackPoint {
   categories: Map<string, number>;
 }
 
+/**
+ * The same step's peak under another schedule TF's executor can take
+ * (``PeakScenario``): its own peak lines and its allocator slack in bytes at
+ * a few batch sizes, so its peak moves along the batch axis like the estimate's.
+ */
+export interface IScenario {
+  /** Untrusted text from the notebook: shown through textContent only. */
+  label: string;
+  lines: Coef[];
+  /** ``(batch, bytes)`` points, batch sizes strictly increasing. */
+  slack: [number, number][];
+}
+
 export interface IOverheadItem {
   name: string;
   bytes: number;
@@ -61,6 +74,8 @@ export interface IReport {
   notes: string[];
   /** Data-parallel devices the global batch is split over (1: one device). */
   replicas: number;
+  /** Other schedules of the step; none in reports saved before they existed. */
+  scenarios: IScenario[];
 }
 
 export interface ICategoryAt {
@@ -89,6 +104,10 @@ export interface IReportAt {
   peakBytes: number;
   overheadBytes: number;
   totalBytes: number;
+  /** Lowest and highest allocator peak over the schedules (``peak_range``). */
+  peakRange: [number, number];
+  /** Each other schedule's peak by label (``scenario_peaks``), labels unique. */
+  scenarioPeaks: Map<string, number>;
   categories: ICategoryAt[];
   layers: ILayerAt[];
 }
@@ -271,6 +290,15 @@ export function parseReport(data: unknown): IReport {
     }
     return { batchSize: batch, categories };
   });
+  const scenarios = list(data, 'scenarios').map(parseScenario);
+  // ``Footprint`` refuses repeated labels: ``scenario_peaks`` is keyed by them.
+  const seen = new Set<string>();
+  scenarios.forEach((scenario, i) => {
+    if (seen.has(scenario.label)) {
+      throw new ReportError(`scenario ${i} "label" repeats an earlier scenario's`);
+    }
+    seen.add(scenario.label);
+  });
   const notes = list(data, 'notes').map(note => (typeof note === 'string' ? note : ''));
   const rawReplicas = field(data, 'replicas');
   const replicas = rawReplicas === undefined ? 1 : num(rawReplicas, '"replicas"');
@@ -290,8 +318,50 @@ export function parseReport(data: unknown): IReport {
     slack,
     overhead,
     notes: notes.filter(note => note.length > 0),
-    replicas
+    replicas,
+    scenarios
   };
+}
+
+/**
+ * One entry of ``scenarios``.  Slack batch sizes must be positive integers in
+ * increasing order: that is what Python writes, and it keeps the log2
+ * interpolation away from log2(0) and from a zero-width interval.
+ */
+function parseScenario(entry: unknown, i: number): IScenario {
+  if (!isObject(entry)) {
+    throw new ReportError(`scenario ${i} should be an object`);
+  }
+  const label = field(entry, 'label');
+  if (typeof label !== 'string') {
+    throw new ReportError(`scenario ${i} "label" should be text`);
+  }
+  const rawLines = field(entry, 'lines');
+  if (!Array.isArray(rawLines) || rawLines.length === 0) {
+    throw new ReportError(`scenario ${i} "lines" should be a list of at least one [a, b]`);
+  }
+  const lines = rawLines.map(value => coef(value, `scenario ${i} line`));
+  const rawSlack = field(entry, 'slack') ?? [];
+  if (!Array.isArray(rawSlack)) {
+    throw new ReportError(`scenario ${i} "slack" should be a list`);
+  }
+  const slack = rawSlack.map((point: unknown, j: number): [number, number] => {
+    const what = `scenario ${i} slack point ${j}`;
+    if (!isObject(point)) {
+      throw new ReportError(`${what} should be an object`);
+    }
+    const batch = num(field(point, 'batch_size'), `${what} "batch_size"`);
+    if (!Number.isInteger(batch) || batch < 1) {
+      throw new ReportError(`${what} "batch_size" should be a positive integer`);
+    }
+    return [batch, num(field(point, 'bytes'), `${what} "bytes"`)];
+  });
+  for (let j = 1; j < slack.length; j++) {
+    if (slack[j][0] <= slack[j - 1][0]) {
+      throw new ReportError(`scenario ${i} slack batch sizes should increase`);
+    }
+  }
+  return { label, lines, slack };
 }
 
 /** The per-layer row for what the allocator holds beyond the requests. */
@@ -332,6 +402,38 @@ export function slackAt(points: ISlackPoint[], n: number): Map<string, number> {
 }
 
 /**
+ * One number known at a few batch sizes, at batch ``n`` (``interpolate_log2``):
+ * step for step as Python, including the interval that ends at ``n`` giving
+ * ``v0 + 1 * (v1 - v0)`` rather than ``v1``, which can differ in the last bit.
+ */
+export function interpolateLog2(points: [number, number][], n: number): number {
+  if (points.length === 0) {
+    return 0.0;
+  }
+  if (n <= points[0][0]) {
+    return points[0][1];
+  }
+  for (let i = 0; i + 1 < points.length; i++) {
+    const [n0, v0] = points[i];
+    const [n1, v1] = points[i + 1];
+    if (n0 <= n && n <= n1) {
+      const t = (Math.log2(n) - Math.log2(n0)) / (Math.log2(n1) - Math.log2(n0));
+      return v0 + t * (v1 - v0);
+    }
+  }
+  return points[points.length - 1][1];
+}
+
+/** A scenario's unrounded peak at device batch ``n`` (``PeakScenario.bytes_at``). */
+export function scenarioBytes(scenario: IScenario, n: number): number {
+  let top = scenario.lines[0][0] + scenario.lines[0][1] * n;
+  for (const [a, b] of scenario.lines.slice(1)) {
+    top = Math.max(top, a + b * n);
+  }
+  return top + interpolateLog2(scenario.slack, n);
+}
+
+/**
  * The report at (global) batch size ``batch``, computed as ``Footprint.at(batch)``
  * does: every figure is one device's, at its share of the batch.
  */
@@ -368,6 +470,17 @@ export function reportAt(report: IReport, batch: number): IReportAt {
     const value = a + b * n + (slack.get(cat.key) ?? 0.0);
     return { ...cat, bytes: pyRound(value), growsWithBatch: b > 0 };
   });
+  const scenarioPeaks = new Map<string, number>();
+  for (const scenario of report.scenarios) {
+    scenarioPeaks.set(scenario.label, pyRound(scenarioBytes(scenario, n)));
+  }
+  // A loop, not Math.min(...peaks): a hostile report may hold more scenarios
+  // than a call takes arguments.
+  const peakRange: [number, number] = [peakBytes, peakBytes];
+  for (const value of scenarioPeaks.values()) {
+    peakRange[0] = Math.min(peakRange[0], value);
+    peakRange[1] = Math.max(peakRange[1], value);
+  }
   const peak = Math.max(peakBytes, 1);
   const layers = report.layers.map(info => {
     const bytes = new Map<string, number>();
@@ -406,6 +519,8 @@ export function reportAt(report: IReport, batch: number): IReportAt {
     peakBytes,
     overheadBytes,
     totalBytes: peakBytes + overheadBytes,
+    peakRange,
+    scenarioPeaks,
     categories,
     layers
   };

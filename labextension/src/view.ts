@@ -12,7 +12,7 @@
 import { Clipboard } from '@jupyterlab/apputils';
 import { Widget } from '@lumino/widgets';
 
-import { cleanText, formatBytes, formatCount } from './format';
+import { formatBytes, formatCount } from './format';
 import { reportMarkdown, tableCells } from './markdown';
 import {
   CATEGORY_ORDER,
@@ -24,6 +24,14 @@ import {
   layerTable,
   reportAt
 } from './report';
+import {
+  headlineSentence,
+  RANGE_QUESTION,
+  rangeNote,
+  showsRange,
+  stepMode,
+  stepSettings
+} from './sentences';
 
 export const REPORT_CLASS = 'jp-tfmem-report';
 export const MARKDOWN_CLASS = 'jp-tfmem-markdown';
@@ -53,31 +61,6 @@ function el<K extends keyof HTMLElementTagNameMap>(
     }
   }
   return node;
-}
-
-function stepMode(report: IReport): string {
-  return report.training ? 'training step' : 'inference step';
-}
-
-function stepSettings(report: IReport): string {
-  const parts = [];
-  if (report.training) {
-    parts.push(`optimizer ${report.optimizer || 'default'}`);
-  }
-  parts.push(`precision ${report.precision}`);
-  if (report.replicas > 1) {
-    parts.push(`data parallel over ${report.replicas} devices, per-device figures`);
-  }
-  return parts.join(', ');
-}
-
-/** The headline sentence of ``views/text.py``, at the batch size shown. */
-function headlineSentence(report: IReport, at: IReportAt): string {
-  return (
-    `${formatBytes(at.totalBytes)} for one ${stepMode(report)} of ${cleanText(report.modelName)} ` +
-    `at batch ${at.batchSize} (${stepSettings(report)}): ${formatBytes(at.peakBytes)} at the ` +
-    `peak of TF's allocator + ${formatBytes(at.overheadBytes)} outside it.`
-  );
 }
 
 /** Copy text with the async clipboard API, falling back to a copy event. */
@@ -267,6 +250,13 @@ export class ReportView extends Widget {
     const tableWrap = el('div', 'jp-tfmem-table-wrap');
     tableWrap.appendChild(this._table(report, at));
     live.appendChild(tableWrap);
+    if (showsRange(at)) {
+      // Here, not with the static notes: the schedules' peaks move with the batch.
+      const why = el('div', 'jp-tfmem-range-note');
+      why.appendChild(el('strong', undefined, RANGE_QUESTION));
+      why.append(' ', rangeNote(at));
+      live.appendChild(why);
+    }
     const box = el('details', 'jp-tfmem-markdown-box');
     box.appendChild(el('summary', undefined, 'Markdown'));
     box.appendChild(el('pre', MARKDOWN_CLASS, this._markdown));

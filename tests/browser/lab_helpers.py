@@ -10,7 +10,13 @@ import nbformat
 from playwright.sync_api import Locator, Page, expect
 
 from jupyter_tfmem.footprint import Footprint
-from jupyter_tfmem.views.text import layer_table, table_cells
+from jupyter_tfmem.views.text import (
+    headline_sentences,
+    layer_table,
+    range_note,
+    shows_range,
+    table_cells,
+)
 
 KERNEL_START_TIMEOUT = 90_000  # ms; TensorFlow's import alone takes seconds
 REPORT = ".jp-tfmem-report"
@@ -79,7 +85,10 @@ def write_clipboard(page: Page, text: str) -> None:
 
 
 def expect_report_at(report: Locator, fp: Footprint) -> None:
-    """The rendered report shows exactly Python's numbers and table for ``fp``."""
+    """The rendered report shows exactly Python's numbers, sentences and table for ``fp``.
+
+    "Why is the peak a range?" is there exactly when Python's notes have it.
+    """
     expect(report).to_have_attribute("data-batch-size", str(fp.batch_size))
     live = report.locator(".jp-tfmem-live")
     expect(live).to_have_attribute("data-batch-size", str(fp.batch_size))
@@ -91,6 +100,12 @@ def expect_report_at(report: Locator, fp: Footprint) -> None:
         stat = live.locator(f".{cls}")
         expect(stat).to_have_attribute("data-bytes", str(value))
         expect(stat.locator(".jp-tfmem-stat-bytes")).to_have_text(f"{value:,} bytes")
+    assert live.locator(".jp-tfmem-sentence").text_content() == headline_sentences(fp)[0]
+    why = live.locator(".jp-tfmem-range-note")
+    if shows_range(fp):
+        assert why.text_content() == f"Why is the peak a range? {range_note(fp)}"
+    else:
+        expect(why).to_have_count(0)
     for cat, c in fp.categories.items():
         item = live.locator(f'.jp-tfmem-legend-item[data-category="{cat}"]')
         expect(item).to_have_attribute("data-bytes", str(c.bytes))

@@ -2,7 +2,7 @@
 
 Whatever the browser shows must be Python's ``Footprint.at(n)`` for the batch
 size on the slider, the Markdown copy must be ``Footprint.at(n).to_markdown()``,
-and a layer named ``<img src=x onerror=alert(1)>`` must stay text.
+and a layer or schedule named ``<img src=x onerror=alert(1)>`` must stay text.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .lab_helpers import (
     write_clipboard,
     write_notebook,
 )
+from .test_report_math import with_schedules
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +35,9 @@ COMMAND_LABEL = "Copy tfmem report as Markdown"
 
 def test_saved_hostile_report_renders_without_kernel(lab_page, lab_server, screenshot_dir):
     page, watch = lab_page
-    fp = make_footprint(batch_size=32, hostile=True)
+    # Another schedule named like the layer: "Why is the peak a range?" quotes it
+    # up to batch 32 and goes away at 1000 (expect_report_at checks both).
+    fp = with_schedules(make_footprint(batch_size=32, hostile=True))
     bundle = mime_bundle(fp)
     assert MIME_TYPE in bundle
     output = nbformat.v4.new_output("display_data", data=bundle)
@@ -54,6 +57,8 @@ def test_saved_hostile_report_renders_without_kernel(lab_page, lab_server, scree
     expect(report.locator(".jp-tfmem-model")).to_have_text(HOSTILE_NAME, use_inner_text=False)
     names = report.locator(".jp-tfmem-layers .jp-tfmem-layer-name").all_text_contents()
     assert HOSTILE_NAME in names
+    why = report.locator(".jp-tfmem-range-note").text_content()
+    assert f"the other schedules give {HOSTILE_NAME}: " in why
     assert report.locator("img").count() == 0
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator("[onerror]").count() == 0
@@ -104,11 +109,15 @@ def test_saved_hostile_report_renders_without_kernel(lab_page, lab_server, scree
 def test_malformed_report_shows_a_message(lab_page, lab_server):
     page, watch = lab_page
     bad = {MIME_TYPE: {"batch_size": "<img src=x onerror=alert(2)>", "lines": []}}
+    # A report that is fine but for one of its other schedules.
+    bad_scenario = make_footprint().to_dict()
+    bad_scenario["scenarios"] = [{"label": "<img src=x onerror=alert(3)>", "lines": []}]
     cells = [
         nbformat.v4.new_code_cell(
             "",
             outputs=[
                 nbformat.v4.new_output("display_data", data=bad),
+                nbformat.v4.new_output("display_data", data={MIME_TYPE: bad_scenario}),
             ],
         )
     ]
@@ -116,6 +125,12 @@ def test_malformed_report_shows_a_message(lab_page, lab_server):
     open_notebook(page, lab_server.lab_url("bad_report.ipynb"), "bad_report.ipynb")
     choose_no_kernel(page)
     error = page.locator(".jp-tfmem-error")
-    expect(error).to_contain_text("could not show this report")
+    expect(error).to_have_count(2)
+    expect(error.first).to_contain_text("could not show this report")
+    expect(error.nth(1)).to_have_text(
+        'jupyter_tfmem could not show this report: scenario 0 "lines" should be a list '
+        "of at least one [a, b]."
+    )
+    expect(page.locator(REPORT).locator(".jp-tfmem-live")).to_have_count(0)
     assert page.locator('img[src="x"]').count() == 0
     assert watch.dialogs == []
