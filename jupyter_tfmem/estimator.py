@@ -2006,10 +2006,12 @@ def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
     # ("gradient_tape/<...>/rnn/while/<...>/rnn/while_grad").  Without this, a
     # model whose loops differ in length sized every backward loop's lists and
     # time by the longest loop.
+    # Whole name parts only: "xm/gru/while" is not a loop of layer "m".
     forward = sorted(trips, key=len, reverse=True)
     for frame in {_frame_of(name) for name in nodes} - trips.keys():
         if frame and frame.endswith("_grad"):
-            match = next((f for f in forward if frame[: -len("_grad")].endswith(f)), None)
+            stem = "/" + frame.removesuffix("_grad")
+            match = next((f for f in forward if stem.endswith("/" + f)), None)
             if match is not None:
                 trips[frame] = trips[match]
     return trips

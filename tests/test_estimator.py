@@ -721,3 +721,25 @@ def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch
     for frame, n in backward.items():
         assert ("short_gru" in frame) == (n == 12), (frame, n)
 
+
+def test_a_gradient_loop_matches_its_forward_loop_by_whole_name_parts():
+    # "xm/gru/while" ends with the string "m/gru/while" but is another layer's
+    # loop: a gradient of it must not take m's trip count.
+    from types import SimpleNamespace
+
+    from jupyter_tfmem.estimator import _loop_trips
+
+    def node(name, op="Identity", inputs=()):
+        return SimpleNamespace(name=name, op=op, inputs=list(inputs))
+
+    ops = [
+        node("m/gru/while/cond/_1/Less", "Less", [("m/gru/while/cond/_1/i", 0), ("twelve", 0)]),
+        node("xm/gru/while/body/_2/step"),
+        node("gradient_tape/m/gru/while/m/gru/while_grad/body/_3/step"),
+        node("gradient_tape/xm/gru/while/xm/gru/while_grad/body/_4/step"),
+    ]
+    trips = _loop_trips({n.name: n for n in ops}, {"twelve": 12})
+    assert trips == {
+        "m/gru/while": 12,
+        "gradient_tape/m/gru/while/m/gru/while_grad": 12,
+    }
