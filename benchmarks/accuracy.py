@@ -45,6 +45,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from jupyter_tfmem.measurement import Measurement, measure_builder  # noqa: E402
+from jupyter_tfmem.views.text import RANGE_SHOWN  # noqa: E402
 from jupyter_tfmem.zoo import CASES, ZooCase, get_case  # noqa: E402
 
 CACHE = HERE / "results" / "measured.json"
@@ -234,6 +235,7 @@ def estimate_worker(names: list[str], out: str) -> None:
                     precision=case.precision,
                 )
                 row["estimate"] = int(footprint.peak_bytes)
+                row["estimate_range"] = [int(v) for v in footprint.peak_range]
             except Exception as exc:
                 row["estimate_error"] = f"{type(exc).__name__}: {exc}"[:300]
             row["estimate_seconds"] = round(time.perf_counter() - started, 3)
@@ -304,6 +306,7 @@ def build_rows(
         meas = Measurement.from_dict(measured[case.name])
         est_row = estimates.get(case.name, {})
         est = est_row.get("estimate")
+        low, high = est_row.get("estimate_range") or (est, est)
         rows.append(
             {
                 "case": case.name,
@@ -318,6 +321,9 @@ def build_rows(
                 "runs": len(meas.runs),
                 "error": rel_error(est, meas.peak_bytes),
                 "in_range": None if est is None else meas.contains(est),
+                "est_low": low,
+                "est_high": high,
+                "range_error": _range_error(low, high, meas.peak_bytes),
                 "estimate_seconds": est_row.get("estimate_seconds"),
                 "measure_seconds": measured[case.name].get("wall_seconds"),
                 "cs231n": est_row.get("cs231n"),
@@ -327,6 +333,15 @@ def build_rows(
             }
         )
     return rows
+
+
+def _range_error(low: float | None, high: float | None, measured: float) -> float | None:
+    """Error of ``peak_range``'s nearer end: 0 when TF's median is inside it."""
+    if low is None or high is None:
+        return None
+    if low <= measured <= high:
+        return 0.0
+    return rel_error(low if measured < low else high, measured)
 
 
 def _step_label(case: ZooCase) -> str:
@@ -367,6 +382,8 @@ HEADER = [
     "spread",
     "error",
     "in range",
+    "estimate's range MiB",
+    "median in it",
     "estimate s",
     "measure s",
     "CS231n error",
@@ -389,6 +406,8 @@ def table_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
                 f"{r['spread']:.1%}",
                 _pct(r["error"]),
                 _yes_no(r["in_range"]),
+                f"{_mib(r['est_low'])} to {_mib(r['est_high'])}",
+                _yes_no(None if r["range_error"] is None else r["range_error"] == 0),
                 _secs(r["estimate_seconds"]),
                 _secs(r["measure_seconds"]),
                 _pct(r["cs231n_error"]),
@@ -412,6 +431,7 @@ def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
             if worst_outside
             else ""
         ),
+        *range_lines(rows),
         f"CS231n rule of thumb: {summarize([r['cs231n_error'] for r in rows])}",
         f"Stack Overflow get_model_memory_usage: "
         f"{summarize([r['stackoverflow_error'] for r in rows])}",
@@ -419,6 +439,31 @@ def summary_lines(rows: list[dict[str, Any]]) -> list[str]:
     missing = sorted({r["estimate_error"] for r in rows if r["estimate_error"]})
     lines.extend(f"estimate unavailable: {m}" for m in missing)
     return lines
+
+
+def range_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """How often ``peak_range`` holds TF's median, and how wide it is where the views show it."""
+    ranged = [r for r in rows if r["range_error"] is not None]
+    if not ranged:
+        return []
+    inside = sum(r["range_error"] == 0 for r in ranged)
+    worst = max(ranged, key=lambda r: abs(r["range_error"]))
+    widths = [
+        (r["est_high"] - r["est_low"]) / r["estimate"]
+        for r in ranged
+        if r["estimate"] and r["est_high"] - r["est_low"] > RANGE_SHOWN * r["estimate"]
+    ]
+    line = (
+        f"estimate's peak_range: TF's median inside it in {inside} of {len(ranged)}; "
+        f"its nearer end: {summarize([r['range_error'] for r in ranged])}, "
+        f"worst {worst['case']}"
+    )
+    if widths:
+        line += (
+            f"; shown (wider than {RANGE_SHOWN:.0%} of the estimate) for {len(widths)} cases, "
+            f"median width {statistics.median(widths):.0%} of the estimate"
+        )
+    return [line]
 
 
 def print_report(rows: list[dict[str, Any]]) -> None:
@@ -516,6 +561,12 @@ def write_docs(
         "Error is (estimate - measured median) / measured median. *estimate s* is the time",
         "of one `estimate` call on a built model; *measure s* is the wall time of all",
         "measuring processes for the case (each imports TensorFlow and builds the model).",
+        "*estimate's range* is `Footprint.peak_range`: the lowest and highest peak over the",
+        "schedules TF's executor can take (concurrent kernels side by side or taking turns,",
+        "the two orders of merged filter and input gradients, in-place sums starting late, a",
+        "loop running ahead of its sums); *median in it* says whether TF's median falls",
+        "inside. The views show the range when it is wider than "
+        f"{RANGE_SHOWN:.0%} of the estimate.",
         "The baselines are described in `benchmarks/baselines.py`; the zoo in",
         "`jupyter_tfmem/zoo.py`.",
         "",
