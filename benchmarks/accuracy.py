@@ -448,11 +448,11 @@ def range_lines(rows: list[dict[str, Any]]) -> list[str]:
         return []
     inside = sum(r["range_error"] == 0 for r in ranged)
     worst = max(ranged, key=lambda r: abs(r["range_error"]))
-    widths = [
-        (r["est_high"] - r["est_low"]) / r["estimate"]
+    widths = sorted(
+        ((r["est_high"] - r["est_low"]) / r["estimate"], r["case"])
         for r in ranged
         if r["estimate"] and r["est_high"] - r["est_low"] > RANGE_SHOWN * r["estimate"]
-    ]
+    )
     line = (
         f"estimate's peak_range: TF's median inside it in {inside} of {len(ranged)}; "
         f"its nearer end: {summarize([r['range_error'] for r in ranged])}, "
@@ -461,7 +461,8 @@ def range_lines(rows: list[dict[str, Any]]) -> list[str]:
     if widths:
         line += (
             f"; shown (wider than {RANGE_SHOWN:.0%} of the estimate) for {len(widths)} cases, "
-            f"median width {statistics.median(widths):.0%} of the estimate"
+            f"median width {statistics.median(w for w, _ in widths):.0%} of the estimate, "
+            f"widest {widths[-1][0]:.0%} ({widths[-1][1]})"
         )
     return [line]
 

@@ -814,6 +814,7 @@ def _estimate_traced(
 
     orders = _branch_orders(nodes, order, notes)
     schedules = [orders]
+    costed: list = []
     executor = "tf-executor (GPU: every kernel inline)"
     if threads:
         # Op durations at the batch asked for: an optimizer's update of a big
@@ -851,16 +852,33 @@ def _estimate_traced(
             for variant in variants
         ]
         executor = f"tf-executor (CPU, {threads} inter-op threads)"
+        # The filter gradient's cost is known to a range, not a point, and
+        # where a convolution's two gradients race, which ends first decides
+        # what is alive: those orders are scenarios (``_filter_cost_orders``).
+        if threads > 1:
+            costed = _filter_cost_orders(nodes, variants, durations, threads, trips, schedules)
     idle_bytes = sum(buf.a for buf in idle)
     names = [_LayerName(layer.name) for layer in layers]
     args = (batch_size, preset, creation, keep, idle, idle_bytes, names)
-    # the helper process replays the second half of the schedules meanwhile
+    # The helper process replays the second half of the schedules and of the
+    # filter-cost scenarios meanwhile.
+    jobs = schedules + [events for _, events in costed]
     half = len(schedules) // 2
-    there = helper_process.call(_peak_parts_of, nodes, schedules[half:], *args) if half else None
-    parts = _peak_parts_of(nodes, schedules[:half] if there else schedules, *args)
+    theirs = [*range(half, len(schedules)), *range(len(schedules) + len(costed) // 2, len(jobs))]
+    there = (
+        helper_process.call(_peak_parts_of, nodes, [jobs[i] for i in theirs], *args)
+        if half
+        else None
+    )
+    if there is None:
+        theirs = []
+    mine = [i for i in range(len(jobs)) if i not in theirs]
+    done = dict(zip(mine, _peak_parts_of(nodes, [jobs[i] for i in mine], *args), strict=True))
     if there is not None:
-        here = functools.partial(_peak_parts_of, nodes, schedules[half:], *args)
-        parts += helper_process.result_or(there, here, _collect_young)
+        here = functools.partial(_peak_parts_of, nodes, [jobs[i] for i in theirs], *args)
+        done.update(zip(theirs, helper_process.result_or(there, here, _collect_young), strict=True))
+    parts = [done[i] for i in range(len(schedules))]
+    costed_parts = [done[i] for i in range(len(schedules), len(jobs))]
     # schedules[:half] side by side, schedules[half:] taking turns (each over the gradient orders)
     side_parts, turn_parts = (parts[:half], parts[half:]) if threads > 1 else (parts, [])
     lines, slack = _mean_parts(side_parts)
@@ -872,15 +890,14 @@ def _estimate_traced(
     # scenario, so that ``Footprint.peak_range`` spans them at any batch.
     # Labels are unique: ``Footprint.scenario_peaks`` is keyed by them.
     scenarios = []
-    orders_said = ("", ", merged filter gradients first")
     if len(side_parts) > 1:
         scenarios += [
             _scenario(f"concurrent kernels side by side{said}", part)
-            for said, part in zip(orders_said, side_parts, strict=True)
+            for said, part in zip(_ORDERS_SAID, side_parts, strict=True)
         ]
     scenarios += [
         _scenario(f"concurrent kernels taking turns{said}", part)
-        for said, part in zip(orders_said[: len(turn_parts)], turn_parts, strict=True)
+        for said, part in zip(_ORDERS_SAID[: len(turn_parts)], turn_parts, strict=True)
     ]
     if turn_parts:
         side, turns = (
@@ -893,6 +910,8 @@ def _estimate_traced(
                 f"concurrent kernels side by side (the estimate), {turns:,.1f} MiB if they "
                 "take turns on the cores."
             )
+    for (label, _), part in zip(costed, costed_parts, strict=True):
+        scenarios.append(_scenario(label, part))
     in_place = _in_place_sum_inputs(nodes, order) if threads else {}
     if in_place:
         # Where TF's executor reaches the input an in-place sum's temporary
@@ -1005,6 +1024,39 @@ def _parts_peak(part, n: int) -> float:
     from .footprint import interpolate_slack
 
     return max(line.bytes_at(n) for line in lines) + sum(interpolate_slack(slack, n).values())
+
+
+#: How a scenario's label names its merged-filter order (``_merged_filters_first``).
+_ORDERS_SAID = ("", ", merged filter gradients first")
+
+
+def _filter_cost_orders(nodes, variants, durations, threads, trips, schedules) -> list:
+    """Side-by-side schedules with filter gradients at each end of their timed cost.
+
+    ``executor.FILTER_GRAD_SLOWDOWN_RANGE`` is what ``kernel_costs.py``
+    measured; the estimate takes 1.08, their geometric mean.  A CNN with SpectralNormalization
+    shows why the ends matter: its last convolution's two gradients take
+    about as long, and TF's runs peak at 44 or 60 MiB depending on whether the
+    filter gradient ends before the input gradient's successors start.  Only
+    schedules whose events differ from the estimate's own are returned,
+    as ``(label, events per branch order)``.
+    """
+    from .engine.executor import _FILTER_GRAD_SLOWDOWN, FILTER_GRAD_SLOWDOWN_RANGE
+
+    filters = {name for name, node in nodes.items() if "BackpropFilter" in node.op}
+    if not filters:
+        return []
+    out = []
+    for end in FILTER_GRAD_SLOWDOWN_RANGE:
+        scale = end / _FILTER_GRAD_SLOWDOWN
+        timed = {name: d * scale if name in filters else d for name, d in durations.items()}
+        for said, variant, base in zip(_ORDERS_SAID, variants, schedules, strict=False):
+            events = [_executor_events(nodes, o, timed, threads, False, trips) for o in variant]
+            if events != base:
+                out.append(
+                    (f"filter gradients taking {end:g}x their input gradients{said}", events)
+                )
+    return out
 
 
 def _scenario(label: str, part) -> PeakScenario:

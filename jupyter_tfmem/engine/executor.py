@@ -83,6 +83,11 @@ _OVERHEAD = 3000.0  # ns an expensive kernel costs however small
 #: ops depends on it, and with it a weight gradient ends after the input
 #: gradient it started with, as TF's log shows for the Conv1D zoo case.
 _FILTER_GRAD_SLOWDOWN = 1.08
+#: The ends of that ratio, replayed as scenarios of the peak
+#: (``Footprint.peak_range``): the same five shapes gave 0.90 to 1.40 on the
+#: Intel Xeon of session 31 (geometric mean 1.05), so the ends are the widest
+#: measured.
+FILTER_GRAD_SLOWDOWN_RANGE = (0.90, 1.40)
 
 #: Expensive kernels that copy nothing: a resource variable's read hands out
 #: the variable's own buffer (the replay aliases it), so it costs the
