@@ -525,6 +525,7 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
     name, memory = gpu
     need = fp.total_bytes
     largest = fp.max_batch_size(memory)
+    top = fp.max_batch_size(memory, schedule="top")
     fits = need <= memory
     verdict = "fits" if fits else "does NOT fit"
     if largest == 0:
@@ -533,6 +534,8 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
         tail = "any batch size fits (nothing in this estimate grows with the batch)"
     else:
         tail = f"largest batch that fits: {largest:,}"
+        if top != largest:
+            tail += f" ({top:,} at the top of TF's range)"
     low, high = (v + fp.overhead_bytes for v in fp.peak_range)
     spread = ""
     if shows_range(fp):
@@ -549,6 +552,7 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
         "fits": fits,
         "fits_at_top_of_range": high <= memory,
         "max_batch_size": largest,
+        "max_batch_size_at_top_of_range": top,
         "text": text,
     }
 

@@ -290,27 +290,41 @@ class Footprint:
                 raise ValueError(f"overhead {item.name!r} must be a whole number of bytes >= 0")
         return dataclasses.replace(self, overhead=items)
 
-    def max_batch_size(self, memory_bytes: int | float) -> int:
+    def max_batch_size(self, memory_bytes: int | float, *, schedule: str = "estimate") -> int:
         """Largest batch whose ``total_bytes`` fits in ``memory_bytes`` (0 if none).
 
-        With ``replicas`` > 1 this is the largest global batch whose per-device
-        share fits a card of ``memory_bytes``.
+        ``schedule="top"`` sizes for the top of ``peak_range`` (plus the
+        device overhead) instead: the batch that fits whichever schedule
+        TF's threads take, not only the estimate's.  With ``replicas`` > 1
+        this is the largest global batch whose per-device share fits a card
+        of ``memory_bytes``.
         """
         if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)):
             raise TypeError("memory_bytes must be a number of bytes, e.g. 16 * 2**30")
         if math.isnan(memory_bytes) or memory_bytes < 0:
             raise ValueError("memory_bytes must be a non-negative number of bytes")
-        if self.at(1).total_bytes > memory_bytes:
+        if schedule == "estimate":
+
+            def fits(n: int) -> bool:
+                return self.at(n).total_bytes <= memory_bytes
+        elif schedule == "top":
+
+            def fits(n: int) -> bool:
+                other = self.at(n)
+                return other.peak_range[1] + other.overhead_bytes <= memory_bytes
+        else:
+            raise ValueError(f'schedule must be "estimate" or "top", got {schedule!r}')
+        if not fits(1):
             return 0
-        # total_bytes grows with the batch: double, then bisect.
+        # Every schedule's peak grows with the batch: double, then bisect.
         lo, hi = 1, 2
-        while hi < MAX_BATCH_SIZE_CAP and self.at(hi).total_bytes <= memory_bytes:
+        while hi < MAX_BATCH_SIZE_CAP and fits(hi):
             lo, hi = hi, min(hi * 2, MAX_BATCH_SIZE_CAP)
-        if hi == MAX_BATCH_SIZE_CAP and self.at(hi).total_bytes <= memory_bytes:
+        if hi == MAX_BATCH_SIZE_CAP and fits(hi):
             return MAX_BATCH_SIZE_CAP
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.at(mid).total_bytes <= memory_bytes:
+            if fits(mid):
                 lo = mid
             else:
                 hi = mid

@@ -445,10 +445,13 @@ def test_gpu_line_says_when_the_top_of_tfs_range_would_not_fit(monkeypatch, caps
     assert code == 0, err
     fit = json.loads(out)["gpu"]
     assert fit["fits"] and not fit["fits_at_top_of_range"]
+    top = fp.max_batch_size(fit["memory_bytes"], schedule="top")
+    assert fit["max_batch_size_at_top_of_range"] == top < fit["max_batch_size"]
     code, out, _ = run(["demo", "--batch", "64", "--gpu", card], capsys)
     line = next(x for x in out.splitlines() if x.startswith("GPU "))
     low, high = (v + fp.overhead_bytes for v in fp.peak_range)
     assert f"{format_bytes(low)} to {format_bytes(high)} over TF's schedules" in line
+    assert f"({top:,} at the top of TF's range)" in line
 
 
 def test_estimate_errors_are_one_line(tiny_files, monkeypatch, capsys):

@@ -305,6 +305,31 @@ def test_a_wide_range_is_said_in_the_headline_the_verdict_and_the_notes(toy_foot
     assert "TF's range" not in footprint_to_text(fp, roomy).split("\n")[1]
 
 
+def test_the_largest_batch_at_the_top_of_the_range(toy_footprint):
+    # a schedule holding what 32 more samples take, at every batch: about 32 fewer fit
+    extra = toy_footprint.at(64).peak_bytes - toy_footprint.at(32).peak_bytes
+    ahead = PeakScenario("ahead", tuple((line.a + extra, line.b) for line in toy_footprint.lines))
+    fp = dataclasses.replace(toy_footprint, scenarios=(ahead,))
+    card = custom_gpu(fp.at(64).total_bytes)
+    memory = card.memory_bytes
+    plain, top = fp.max_batch_size(memory), fp.max_batch_size(memory, schedule="top")
+    assert plain == toy_footprint.max_batch_size(memory) >= 64
+    assert 0 < top < plain
+
+    def top_of(n):
+        return fp.at(n).peak_range[1] + fp.overhead_bytes
+
+    assert top_of(top) <= memory < top_of(top + 1)
+    assert f"Largest batch that fits: {plain} ({top} at the top of TF's range)." in (
+        footprint_to_text(fp.at(top), card)
+    )
+    # without other schedules both are the same, and the sentence says one number
+    assert toy_footprint.max_batch_size(memory, schedule="top") == plain
+    assert "top of TF's range" not in footprint_to_text(toy_footprint, card)
+    with pytest.raises(ValueError, match='"estimate" or "top"'):
+        fp.max_batch_size(memory, schedule="worst")
+
+
 def test_scenario_labels_are_escaped(toy_footprint):
     fp = with_scenarios(toy_footprint, 1.5, label=HOSTILE_NAME)
     html = footprint_to_html(fp)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tabulate import tabulate
 
-from ..footprint import CATEGORIES, CATEGORY_LABELS
+from ..footprint import CATEGORIES, CATEGORY_LABELS, MAX_BATCH_SIZE_CAP
 from .format import (
     format_bytes,
     format_count,
@@ -320,12 +320,15 @@ def fit_sentence(fp: Footprint, gpu: Gpu) -> str:
         if shows_range(fp) and low <= s.gpu_bytes:
             verdict += f", though the bottom of TF's range ({format_bytes(low)}) would fit"
     verdict += "."
-    return f"{verdict} {max_batch_phrase(s.max_batch)}"
+    largest = max_batch_phrase(s.max_batch)
+    if s.max_batch and s.max_batch < MAX_BATCH_SIZE_CAP:
+        top = fp.max_batch_size(s.gpu_bytes, schedule="top")
+        if top != s.max_batch:
+            largest = largest.removesuffix(".") + f" ({top} at the top of TF's range)."
+    return f"{verdict} {largest}"
 
 
 def max_batch_phrase(max_batch: int | None) -> str:
-    from ..footprint import MAX_BATCH_SIZE_CAP
-
     if max_batch is None:
         return ""
     if max_batch == 0:
