@@ -13,6 +13,11 @@ times a BatchNormalization gradient's sum of ``dy`` over batch and pixels
 against its product of ``dy`` with a per-channel vector, the two kernels
 whose race decides whether that gradient's ``x * dy`` writes into ``dy``,
 and prints the ratio the cost model gives them (``REDUCTION_OPS``).
+Then it times ``UnsortedSegmentSum`` (the scatter-add that sums a sparse
+gradient's rows, as Keras' optimizers do for an embedding) against an
+element-wise product of its input, and prints how much slower per byte
+than that the scatter-add runs; the engine's ``SCATTER_SLOWDOWN`` is the
+geometric mean.
 With ``--dtypes`` it times products, convolution gradients and element-wise
 kernels in float64, float16 and bfloat16 against float32 instead, with the
 spread of each factor over the shapes (docs/engine.md, point 3: a cost model
@@ -93,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"geometric mean ratio: {mean:.2f}")
     dense_gradients(tf)
     reductions(tf)
+    scatter_adds(tf)
     return 0
 
 
@@ -158,6 +164,46 @@ def reductions(tf) -> None:
             f"sum of dy {shape} over N, H, W: {sum_time - empty:.0f} us; dy * v: "
             f"{mul_time - empty:.0f} us; ratio {measured:.2f} measured, {modelled:.2f} modelled"
         )
+
+
+#: (rows, row width, segments) of sparse gradients summed by UnsortedSegmentSum
+SCATTER_SHAPES = [
+    (43520, 48, 30000),  # two token inputs of 20 and 150 at batch 256 into a 30,000 x 48 table
+    (43520, 48, 2000),
+    (8192, 128, 50000),
+    (100000, 16, 10000),
+    (4096, 256, 1000),
+]
+
+
+def scatter_adds(tf) -> None:
+    """A scatter-add's time per byte against an element-wise product's, in the cost model's bytes.
+
+    The cost model times both by the bytes they read and write; the ratio
+    of the measured times over the ratio of those bytes is how much slower
+    per byte the scatter-add is (each input row is a read-modify-write of a
+    row of the output, at a random place).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    factors = []
+    for rows, width, segments in SCATTER_SHAPES:
+        data = tf.constant(rng.standard_normal((rows, width), dtype=np.float32))
+        ids = tf.constant(rng.integers(0, segments, rows).astype(np.int32))
+        scatter = tf.function(lambda d, i, s=segments: tf.math.unsorted_segment_sum(d, i, s))
+        product = tf.function(lambda d: d * 0.5)
+        scatter_ms = timed(lambda d=data, i=ids, f=scatter: f(d, i))
+        product_ms = timed(lambda d=data, f=product: f(d))
+        data_bytes, out_bytes = 4.0 * rows * width, 4.0 * segments * width
+        counted = (data_bytes + 4.0 * rows + out_bytes) / (2 * data_bytes)
+        factors.append(scatter_ms / product_ms / counted)
+        print(
+            f"UnsortedSegmentSum of {rows} rows of {width} into {segments}: {scatter_ms:.2f} ms; "
+            f"the same rows times 0.5: {product_ms:.2f} ms; slower per byte: {factors[-1]:.2f}"
+        )
+    print(f"scatter-add slowdown per byte: geometric mean {_geomean(factors):.2f}, "
+          f"{min(factors):.2f} to {max(factors):.2f}")  # fmt: skip
 
 
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
