@@ -536,7 +536,7 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
         tail = f"largest batch that fits: {largest:,}"
         if top != largest:
             tail += f" ({top:,} at the top of TF's range)"
-    low, high = (v + fp.overhead_bytes for v in fp.peak_range)
+    low, high = fp.total_range
     spread = ""
     if shows_range(fp):
         spread = f", {format_bytes(low)} to {format_bytes(high)} over TF's schedules"

@@ -201,6 +201,12 @@ class Footprint:
         return min(peaks), max(peaks)
 
     @property
+    def total_range(self) -> tuple[int, int]:
+        """``peak_range`` plus the device overhead: what must fit on the card, per schedule."""
+        low, high = self.peak_range
+        return low + self.overhead_bytes, high + self.overhead_bytes
+
+    @property
     def scenario_peaks(self) -> dict[str, int]:
         """Each other schedule's allocator peak at this batch, by label (per device)."""
         n = self.device_batch_size
@@ -310,8 +316,7 @@ class Footprint:
         elif schedule == "top":
 
             def fits(n: int) -> bool:
-                other = self.at(n)
-                return other.peak_range[1] + other.overhead_bytes <= memory_bytes
+                return self.at(n).total_range[1] <= memory_bytes
         else:
             raise ValueError(f'schedule must be "estimate" or "top", got {schedule!r}')
         if not fits(1):
@@ -378,30 +383,41 @@ def interpolate_slack(
     """Allocator slack at batch ``n``: linear in log2(batch) between known points."""
     if not points:
         return {}
-    if n <= points[0][0]:
-        return dict(points[0][1])
-    if n >= points[-1][0]:
+    if n >= points[-1][0]:  # the last point itself, not the end of an interval
         return dict(points[-1][1])
-    for (n0, s0), (n1, s1) in itertools.pairwise(points):
-        if n0 <= n <= n1:
-            t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
-            # category order fixed so sums are reproducible to the last bit
-            cats = [c for c in CATEGORIES if c in s0 or c in s1]
-            return {c: s0.get(c, 0.0) + t * (s1.get(c, 0.0) - s0.get(c, 0.0)) for c in cats}
-    return dict(points[-1][1])
+    i, t = _log2_position([m for m, _ in points], n)
+    if t is None:
+        return dict(points[i][1])
+    s0, s1 = points[i][1], points[i + 1][1]
+    # category order fixed so sums are reproducible to the last bit
+    cats = [c for c in CATEGORIES if c in s0 or c in s1]
+    return {c: s0.get(c, 0.0) + t * (s1.get(c, 0.0) - s0.get(c, 0.0)) for c in cats}
 
 
 def interpolate_log2(points: Sequence[tuple[int, float]], n: int) -> float:
     """One number known at a few batch sizes, at batch ``n``, as ``interpolate_slack``."""
     if not points:
         return 0.0
-    if n <= points[0][0]:
-        return float(points[0][1])
-    for (n0, v0), (n1, v1) in itertools.pairwise(points):
+    i, t = _log2_position([m for m, _ in points], n)
+    if t is None:
+        return float(points[i][1])
+    v0, v1 = points[i][1], points[i + 1][1]
+    return v0 + t * (v1 - v0)
+
+
+def _log2_position(batches: Sequence[int], n: int) -> tuple[int, float | None]:
+    """Where ``n`` falls among increasing ``batches``: ``(i, t)``, ``n`` at ``t`` of the way
+    from ``batches[i]`` to ``batches[i + 1]`` in log2; ``t`` None outside, held at ``batches[i]``.
+
+    The first interval that holds ``n`` is taken, so a batch on an inner point is
+    reached with ``t == 1``; the renderer (labextension/src/report.ts) does the same.
+    """
+    if n <= batches[0]:
+        return 0, None
+    for i, (n0, n1) in enumerate(itertools.pairwise(batches)):
         if n0 <= n <= n1:
-            t = (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
-            return v0 + t * (v1 - v0)
-    return float(points[-1][1])
+            return i, (math.log2(n) - math.log2(n0)) / (math.log2(n1) - math.log2(n0))
+    return len(batches) - 1, None
 
 
 def _check_batch_size(batch_size: Any) -> None:

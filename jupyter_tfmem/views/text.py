@@ -310,7 +310,7 @@ def fit_sentence(fp: Footprint, gpu: Gpu) -> str:
     s = summarize(fp, gpu)
     assert s.gpu_bytes is not None
     card = f"{clean_text(gpu.name)} ({format_gib(s.gpu_bytes)})"
-    low, high = (v + s.overhead_bytes for v in fp.peak_range)
+    low, high = fp.total_range
     if s.fits:
         verdict = f"Fits on a {card}, {format_bytes(s.gpu_bytes - s.total_bytes)} to spare"
         if shows_range(fp) and high > s.gpu_bytes:
