@@ -22,9 +22,15 @@ With ``--dtypes`` it times products, convolution gradients and element-wise
 kernels in float64, float16 and bfloat16 against float32 instead, with the
 spread of each factor over the shapes (docs/engine.md, point 3: a cost model
 by dtype, tried and not kept).
+With ``--filters`` it prints the filter gradient over the input gradient of
+the same convolution in each dtype, in tf.functions as the model's step runs
+them, over ``SHAPES`` and the shapes of the zoo's small CNN; the engine's
+``ONEDNN_FILTER_GRAD_SLOWDOWN`` holds the 16-bit geometric means oneDNN
+gives (a float16 filter gradient can take seconds: this takes some minutes).
 
     python benchmarks/kernel_costs.py
     python benchmarks/kernel_costs.py --dtypes
+    python benchmarks/kernel_costs.py --filters
 """
 
 from __future__ import annotations
@@ -69,8 +75,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time kernels in float64, float16 and bfloat16 against float32 instead",
     )
-    if parser.parse_args(argv).dtypes:
+    parser.add_argument(
+        "--filters",
+        action="store_true",
+        help="time convolution filter gradients against input gradients in each dtype instead",
+    )
+    args = parser.parse_args(argv)
+    if args.dtypes:
         dtype_factors(tf)
+        return 0
+    if args.filters:
+        filter_ratios_by_dtype(tf)
         return 0
     strides = [1, 1, 1, 1]
     ratios = []
@@ -270,6 +285,55 @@ def dtype_factors(tf) -> None:
                 f"{dt.name} {kind}: {_geomean(ratios):.2f} times float32 "
                 f"(from {low:.2f} to {high:.2f}, spread {high / low:.1f})"
             )
+
+
+#: The zoo's small CNN (``zoo._bn_cnn``): its three convolutions at batch 32 and 64.
+SMALL_CNN_SHAPES = [
+    (32, 32, 32, 3, 32, 3, 3),
+    (32, 16, 16, 32, 64, 3, 3),
+    (32, 8, 8, 64, 128, 3, 3),
+    (64, 16, 16, 32, 64, 3, 3),
+    (64, 8, 8, 64, 128, 3, 3),
+]
+
+
+def filter_ratios_by_dtype(tf) -> None:
+    """A convolution's filter gradient over its input gradient, per dtype.
+
+    Which kernel runs a dtype depends on the CPU (oneDNN's where
+    ``estimator.onednn_dtypes`` says so, Eigen's otherwise, all Eigen with
+    ``TF_ENABLE_ONEDNN_OPTS=0``), so the ratio is printed with that.  Timed
+    in tf.functions (graph mode, where TF's layout pass picks oneDNN's
+    kernels as in a model's step), few repeats: one float16 filter gradient
+    under oneDNN can take seconds.
+    """
+    from jupyter_tfmem.estimator import _onednn_dtypes
+
+    onednn = _onednn_dtypes()
+    for dt in (tf.float32, tf.float64, tf.float16, tf.bfloat16):
+        ratios = []
+        for n, h, w, cin, cout, kh, kw in SHAPES + SMALL_CNN_SHAPES:
+            x = tf.cast(tf.random.normal((n, h, w, cin)), dt)
+            kern = tf.cast(tf.random.normal((kh, kw, cin, cout)), dt)
+            dy = tf.cast(tf.random.normal((n, h, w, cout)), dt)
+            grad_input = tf.function(
+                lambda x=x, kern=kern, dy=dy: tf.raw_ops.Conv2DBackpropInput(
+                    input_sizes=x.shape, filter=kern, out_backprop=dy, strides=[1] * 4,
+                    padding="SAME",
+                )
+            )  # fmt: skip
+            grad_filter = tf.function(
+                lambda x=x, kern=kern, dy=dy: tf.raw_ops.Conv2DBackpropFilter(
+                    input=x, filter_sizes=kern.shape, out_backprop=dy, strides=[1] * 4,
+                    padding="SAME",
+                )
+            )  # fmt: skip
+            ratios.append(timed(grad_filter, 3) / timed(grad_input, 5))
+        kernels = "oneDNN" if dt.name in onednn else "Eigen"
+        print(
+            f"{dt.name} ({kernels}) filter over input gradient: {_geomean(ratios):.2f} "
+            f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
+        )
 
 
 if __name__ == "__main__":

@@ -1033,13 +1033,15 @@ _ORDERS_SAID = ("", ", merged filter gradients first")
 def _filter_cost_orders(nodes, variants, durations, threads, trips, schedules) -> list:
     """Side-by-side schedules with filter gradients at each end of their timed cost.
 
-    ``executor.FILTER_GRAD_SLOWDOWN_RANGE`` is what ``kernel_costs.py``
-    measured; the estimate takes 1.08, their geometric mean.  A CNN with SpectralNormalization
-    shows why the ends matter: its last convolution's two gradients take
-    about as long, and TF's runs peak at 44 or 60 MiB depending on whether the
-    filter gradient ends before the input gradient's successors start.  Only
-    schedules whose events differ from the estimate's own are returned,
-    as ``(label, events per branch order)``.
+    ``executor.FILTER_GRAD_SLOWDOWN_RANGE`` is what ``kernel_costs.py`` measured
+    for float32; the estimate takes 1.08, their geometric mean, and each end
+    scales every filter gradient's modelled time (a 16-bit one's too, whose own
+    ratio is larger: ``executor.filter_grad_slowdown``). A CNN with
+    SpectralNormalization shows why the ends matter: its last convolution's two
+    gradients take about as long, and TF's runs peak at 44 or 60 MiB depending
+    on whether the filter gradient ends before the input gradient's successors
+    start. Only schedules whose events differ from the estimate's own are
+    returned, as ``(label, events per branch order)``.
     """
     from .engine.executor import _FILTER_GRAD_SLOWDOWN, FILTER_GRAD_SLOWDOWN_RANGE
 
@@ -1053,9 +1055,8 @@ def _filter_cost_orders(nodes, variants, durations, threads, trips, schedules) -
         for said, variant, base in zip(_ORDERS_SAID, variants, schedules, strict=False):
             events = [_executor_events(nodes, o, timed, threads, False, trips) for o in variant]
             if events != base:
-                out.append(
-                    (f"filter gradients taking {end:g}x their input gradients{said}", events)
-                )
+                label = f"filter gradients {scale:.2g}x as long as modelled{said}"
+                out.append((label, events))
     return out
 
 
@@ -2234,12 +2235,16 @@ def _eigen_dtypes() -> set[str]:
     only if this CPU has the instructions for it; the rest, and float64
     always, run Eigen.  With ``TF_ENABLE_ONEDNN_OPTS=0`` every dtype does.
     """
+    return {"float16", "bfloat16", "float32", "float64"} - _onednn_dtypes()
+
+
+def _onednn_dtypes() -> set[str]:
+    """Dtypes TF hands to oneDNN here: none with ``TF_ENABLE_ONEDNN_OPTS=0``."""
     import os
 
-    every = {"float16", "bfloat16", "float32", "float64"}
     if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1").strip().lower() in ("0", "false"):
-        return every
-    return every - onednn_dtypes(_cpu_flags())
+        return set()
+    return onednn_dtypes(_cpu_flags())
 
 
 def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:
@@ -2470,9 +2475,10 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
-    from .engine.executor import op_duration, reduction_slowdown
+    from .engine.executor import filter_grad_slowdown, op_duration, reduction_slowdown
 
     slowdown = reduction_slowdown(_cpu_vendor())
+    onednn = _onednn_dtypes()
 
     def nbytes(specs, m: int) -> float:
         return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
@@ -2482,12 +2488,22 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     for name, node in nodes.items():
         costs = []
         in_specs = [_spec(nodes, src) for src in node.inputs]
+        filters = 1.0
+        if "BackpropFilter" in node.op and node.outputs and node.outputs[0] is not None:
+            dtype = _dtype_name(node.outputs[0][2])
+            filters = filter_grad_slowdown(node.op, dtype, dtype in onednn)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
             costs.append(
                 op_duration(
-                    node.op, outs, ins, nbytes(node.outputs, m), nbytes(in_specs, m), slowdown
+                    node.op,
+                    outs,
+                    ins,
+                    nbytes(node.outputs, m),
+                    nbytes(in_specs, m),
+                    slowdown,
+                    filters,
                 )
             )
         a, b = _linear(*costs)

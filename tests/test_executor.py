@@ -523,3 +523,40 @@ def test_scatter_adds_of_a_sparse_gradient_take_long_enough_to_overlap(monkeypat
         running += 1 if kind == "s" else -1
         most = max(most, running)
     assert most >= 2
+
+
+@pytest.mark.parametrize("onednn_half", [True, False])
+def test_a_half_precision_filter_gradient_is_slow_only_where_onednn_runs_it(
+    monkeypatch, onednn_half
+):
+    # oneDNN's float16 filter gradients take hundreds of times as long as the
+    # input gradient of the same convolution (kernel_costs.py --filters);
+    # TF's Eigen kernels, which take float16 on CPUs without AVX512-FP16,
+    # keep float32's ratio.  The replay's durations must follow the CPU.
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+
+    half = {"float32", "bfloat16", "float16"} if onednn_half else {"float32", "bfloat16"}
+    monkeypatch.setattr(estimator, "_onednn_dtypes", lambda: set(half))
+    seen = {}
+    real = estimator._executor_events
+
+    def spy(nodes, order, durations, *args, **kwargs):
+        for name, node in nodes.items():
+            if node.op in ("Conv2DBackpropFilter", "Conv2DBackpropInput"):
+                seen[(name.rsplit("/", 1)[0], node.op)] = durations[name]
+        return real(nodes, order, durations, *args, **kwargs)
+
+    monkeypatch.setattr(estimator, "_executor_events", spy)
+    inp = keras.Input((16, 16, 8))
+    x = keras.layers.Conv2D(16, 3, padding="same")(inp)
+    x = keras.layers.Conv2D(16, 3, padding="same")(x)
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
+    estimate(model, 8, optimizer="sgd", loss="mse", precision="mixed_float16", device="CPU")
+    conv = next(c for c, op in seen if op == "Conv2DBackpropInput")
+    ratio = seen[(conv, "Conv2DBackpropFilter")] / seen[(conv, "Conv2DBackpropInput")]
+    if onednn_half:
+        assert ratio > 50
+    else:
+        assert 0.9 < ratio < 1.5

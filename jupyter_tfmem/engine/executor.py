@@ -88,6 +88,20 @@ _FILTER_GRAD_SLOWDOWN = 1.08
 #: Intel Xeon of session 31 (geometric mean 1.05), so the ends are the widest
 #: measured.
 FILTER_GRAD_SLOWDOWN_RANGE = (0.90, 1.40)
+#: oneDNN's filter gradients in 16-bit dtypes are another matter.  Timed
+#: alone in tf.functions on an Intel Xeon with AVX512-FP16 and AMX (session
+#: 32, ``python benchmarks/kernel_costs.py --filters``: the five shapes above
+#: and the zoo's small CNN's five), a ``float16`` ``Conv2DBackpropFilter``
+#: takes 37 to 665 times as long as the input gradient (geometric means 285
+#: and 258 in two runs), a ``bfloat16`` one 1.3 to 2.7 times (1.83 and 1.58).
+#: These are the means of the two runs.  TF's Eigen kernels, which take every
+#: dtype oneDNN does not, keep about float32's ratio (``float16`` 0.62 to
+#: 1.01 with oneDNN off).  A convolution's slow filter gradient is still
+#: running when the next layer's input gradient allocates: the
+#: ``mixed_float16`` small CNN's estimate went from +21.9% to +5.5%.
+#: Where oneDNN takes ``bfloat16`` on an AMD CPU (no AMX) the ratio is
+#: not measured yet.
+ONEDNN_FILTER_GRAD_SLOWDOWN = {"float16": 271.0, "bfloat16": 1.70}
 #: ``UnsortedSegmentSum`` (summing a sparse gradient's rows, as Keras'
 #: optimizers do for an embedding) runs 2.0 to 6.8 times slower per byte it
 #: reads and writes than an element-wise product: each input row is a
@@ -127,6 +141,17 @@ REDUCTION_OPS = frozenset(
 #: known, gets the Intel figure, the one the model was first built on.
 REDUCTION_SLOWDOWN = {"GenuineIntel": 2.2, "AuthenticAMD": 0.77}
 _REDUCTION_SLOWDOWN = REDUCTION_SLOWDOWN["GenuineIntel"]
+
+
+def filter_grad_slowdown(op: str, dtype: str, onednn: bool) -> float:
+    """How many times its input gradient's time a convolution's filter gradient takes.
+
+    ``onednn`` says whether oneDNN runs ``dtype`` on this CPU
+    (``estimator.onednn_dtypes``).
+    """
+    if onednn and op == "Conv2DBackpropFilter":
+        return ONEDNN_FILTER_GRAD_SLOWDOWN.get(dtype, _FILTER_GRAD_SLOWDOWN)
+    return _FILTER_GRAD_SLOWDOWN
 
 
 def reduction_slowdown(vendor: str | None) -> float:
@@ -211,10 +236,13 @@ def op_duration(
     out_bytes: float,
     in_bytes: float,
     reduction_slowdown: float = _REDUCTION_SLOWDOWN,
+    filter_slowdown: float = _FILTER_GRAD_SLOWDOWN,
 ) -> float:
     """A rough duration in ns: compute for products, memory traffic for the rest.
 
-    ``reduction_slowdown`` is the CPU's (``reduction_slowdown(vendor)``).
+    ``reduction_slowdown`` is the CPU's (``reduction_slowdown(vendor)``),
+    ``filter_slowdown`` the op's if it is a filter gradient
+    (``filter_grad_slowdown``).
     """
     if op in CHEAP_OPS:
         return 0.0
@@ -226,7 +254,7 @@ def op_duration(
         if elements:
             out_bytes = _size(out_shapes[0]) * in_bytes / elements
     if "BackpropFilter" in op:  # a reduction over the batch: slower per FLOP
-        flops *= _FILTER_GRAD_SLOWDOWN
+        flops *= filter_slowdown
     moved = (out_bytes + in_bytes) / _BYTE_RATE
     if op in REDUCTION_OPS:
         moved *= reduction_slowdown
