@@ -27,7 +27,7 @@ from .views.html import (
     notes_html,
 )
 from .views.mime import mime_bundle
-from .views.text import ORDERS
+from .views.text import ORDERS, shows_range
 
 Reestimate = Callable[..., Footprint]
 
@@ -93,6 +93,15 @@ class FootprintPanel:
             description="Largest that fits",
             tooltip="Move the slider to the largest batch that fits on the chosen GPU",
             layout=widgets.Layout(width="150px"),
+        )
+        # shown only where TF's schedules spread the peak (Footprint.peak_range)
+        self.fit_top_button = widgets.Button(
+            description="Largest at range top",
+            tooltip=(
+                "Move the slider to the largest batch that fits on the chosen GPU "
+                "whichever schedule TF's threads take (the top of the peak's range)"
+            ),
+            layout=widgets.Layout(width="170px"),
         )
         self.gpu_select = widgets.Dropdown(
             options=[(g.label, g) for g in choices] + [("Custom size…", _CUSTOM)],
@@ -160,6 +169,7 @@ class FootprintPanel:
         self.batch_slider.observe(self._on_batch, names="value")
         self.batch_text.observe(self._on_batch_text, names="value")
         self.fit_button.on_click(self._on_fit)
+        self.fit_top_button.on_click(lambda _button: self._on_fit(schedule="top"))
         self.gpu_select.observe(self._on_gpu, names="value")
         self.custom_gib.observe(self._on_custom, names="value")
         for w in (self.optimizer_select, self.precision_select, self.mode_select):
@@ -174,6 +184,7 @@ class FootprintPanel:
                         self.batch_slider,
                         self.batch_text,
                         self.fit_button,
+                        self.fit_top_button,
                         self.gpu_select,
                         self.custom_gib,
                     ]
@@ -213,6 +224,8 @@ class FootprintPanel:
     # -- rendering --------------------------------------------------------------
     def _render(self, table: bool = True) -> None:
         fp, gpu = self.footprint, self.gpu
+        # at the batch the model was estimated at, so it does not blink with the slider
+        self.fit_top_button.layout.display = None if shows_range(self._base) else "none"
         self.headline.value = headline_html(fp, gpu)
         self.bar.value = category_bar_html(fp, gpu)
         self.notes.value = notes_html(fp, gpu)
@@ -270,8 +283,8 @@ class FootprintPanel:
         # the table and its Markdown do not depend on the card
         self._render(table=False)
 
-    def _on_fit(self, _button: Any = None) -> None:
-        fit = self._base.max_batch_size(self.gpu.memory_bytes)
+    def _on_fit(self, _button: Any = None, schedule: str = "estimate") -> None:
+        fit = self._base.max_batch_size(self.gpu.memory_bytes, schedule=schedule)
         if fit == 0:
             self.status.value = f"<i>Not even batch 1 fits on a {escape(self.gpu.name)}.</i>"
             return
@@ -320,6 +333,7 @@ class FootprintPanel:
             self.batch_slider,
             self.batch_text,
             self.fit_button,
+            self.fit_top_button,
             self.gpu_select,
             self.precision_select,
             self.mode_select,

@@ -336,6 +336,37 @@ def test_the_peaks_range_follows_the_slider_and_the_card():
     assert "Why is the peak a range?" not in panel.notes.value
 
 
+def test_largest_at_the_top_of_the_range_button():
+    # a second schedule needing 30% more: the card fits a smaller batch at its top
+    base = dataclasses.replace(scaled(make_footprint(), 2000), slack=())
+    turns = PeakScenario("turns", tuple((line.a * 1.3, line.b * 1.3) for line in base.lines), ())
+    fp = dataclasses.replace(base, scenarios=(turns,))
+    t4 = parse_gpu("T4")
+    panel, recorder = make_panel(fp, gpu=t4)
+    assert panel.fit_top_button.layout.display != "none"
+    fit = fp.max_batch_size(t4.memory_bytes)
+    fit_top = fp.max_batch_size(t4.memory_bytes, schedule="top")
+    assert 1 < fit_top < fit
+    panel.fit_top_button.click()
+    assert panel.batch_slider.value == fit_top
+    assert "Fits on a T4" in panel.headline.value
+    assert "but not at the top" not in panel.headline.value
+    panel.fit_button.click()
+    assert panel.batch_slider.value == fit
+    assert "but not at the top of TF&#x27;s range" in panel.headline.value
+    assert recorder.calls == []
+    # disabled with the other controls while a re-estimate runs
+    panel._set_busy(True)
+    assert panel.fit_top_button.disabled
+    panel._set_busy(False)
+    # a re-estimate without a range hides it; one without a model never shows it
+    panel._reestimate_fn = lambda **kwargs: base
+    panel.precision_select.value = "mixed_float16"
+    assert panel.fit_top_button.layout.display == "none"
+    plain = FootprintPanel(base, gpu=t4)
+    assert plain.fit_top_button.layout.display == "none"
+
+
 def test_bar_labels_each_category_with_its_batch_dependence():
     panel, _ = make_panel()
     for c in panel.footprint.categories.values():
