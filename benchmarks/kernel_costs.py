@@ -296,6 +296,9 @@ SMALL_CNN_SHAPES = [
     (64, 8, 8, 64, 128, 3, 3),
 ]
 
+#: (N, H, W, C) inputs of 3x3 depthwise convolutions, as in the zoo's separable nets
+DEPTHWISE_SHAPES = [(32, 32, 32, 48), (32, 16, 16, 96), (32, 64, 64, 24)]
+
 
 def filter_ratios_by_dtype(tf) -> None:
     """A convolution's filter gradient over its input gradient, per dtype.
@@ -332,6 +335,29 @@ def filter_ratios_by_dtype(tf) -> None:
         kernels = "oneDNN" if dt.name in onednn else "Eigen"
         print(
             f"{dt.name} ({kernels}) filter over input gradient: {_geomean(ratios):.2f} "
+            f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
+        )
+        # depthwise convolutions' gradients are other kernels (not costed by dtype)
+        ratios = []
+        for n, h, w, c in DEPTHWISE_SHAPES:
+            x = tf.cast(tf.random.normal((n, h, w, c)), dt)
+            kern = tf.cast(tf.random.normal((3, 3, c, 1)), dt)
+            dy = tf.cast(tf.random.normal((n, h, w, c)), dt)
+            grad_input = tf.function(
+                lambda x=x, kern=kern, dy=dy: tf.raw_ops.DepthwiseConv2dNativeBackpropInput(
+                    input_sizes=x.shape, filter=kern, out_backprop=dy, strides=[1] * 4,
+                    padding="SAME",
+                )
+            )  # fmt: skip
+            grad_filter = tf.function(
+                lambda x=x, kern=kern, dy=dy: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+                    input=x, filter_sizes=kern.shape, out_backprop=dy, strides=[1] * 4,
+                    padding="SAME",
+                )
+            )  # fmt: skip
+            ratios.append(timed(grad_filter, 3) / timed(grad_input, 5))
+        print(
+            f"{dt.name} depthwise filter over input gradient: {_geomean(ratios):.2f} "
             f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
         )
 
