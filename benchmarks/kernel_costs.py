@@ -313,53 +313,36 @@ def filter_ratios_by_dtype(tf) -> None:
     from jupyter_tfmem.estimator import _onednn_dtypes
 
     onednn = _onednn_dtypes()
+    conv = [
+        ((n, h, w, cin), (kh, kw, cin, cout), cout)
+        for n, h, w, cin, cout, kh, kw in SHAPES + SMALL_CNN_SHAPES
+    ]
+    depthwise = [((n, h, w, c), (3, 3, c, 1), c) for n, h, w, c in DEPTHWISE_SHAPES]
     for dt in (tf.float32, tf.float64, tf.float16, tf.bfloat16):
-        ratios = []
-        for n, h, w, cin, cout, kh, kw in SHAPES + SMALL_CNN_SHAPES:
-            x = tf.cast(tf.random.normal((n, h, w, cin)), dt)
-            kern = tf.cast(tf.random.normal((kh, kw, cin, cout)), dt)
-            dy = tf.cast(tf.random.normal((n, h, w, cout)), dt)
-            grad_input = tf.function(
-                lambda x=x, kern=kern, dy=dy: tf.raw_ops.Conv2DBackpropInput(
-                    input_sizes=x.shape, filter=kern, out_backprop=dy, strides=[1] * 4,
-                    padding="SAME",
-                )
-            )  # fmt: skip
-            grad_filter = tf.function(
-                lambda x=x, kern=kern, dy=dy: tf.raw_ops.Conv2DBackpropFilter(
-                    input=x, filter_sizes=kern.shape, out_backprop=dy, strides=[1] * 4,
-                    padding="SAME",
-                )
-            )  # fmt: skip
-            ratios.append(timed(grad_filter, 3) / timed(grad_input, 5))
         kernels = "oneDNN" if dt.name in onednn else "Eigen"
-        print(
-            f"{dt.name} ({kernels}) filter over input gradient: {_geomean(ratios):.2f} "
-            f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
-        )
         # depthwise convolutions' gradients are other kernels (not costed by dtype)
-        ratios = []
-        for n, h, w, c in DEPTHWISE_SHAPES:
-            x = tf.cast(tf.random.normal((n, h, w, c)), dt)
-            kern = tf.cast(tf.random.normal((3, 3, c, 1)), dt)
-            dy = tf.cast(tf.random.normal((n, h, w, c)), dt)
-            grad_input = tf.function(
-                lambda x=x, kern=kern, dy=dy: tf.raw_ops.DepthwiseConv2dNativeBackpropInput(
-                    input_sizes=x.shape, filter=kern, out_backprop=dy, strides=[1] * 4,
-                    padding="SAME",
-                )
-            )  # fmt: skip
-            grad_filter = tf.function(
-                lambda x=x, kern=kern, dy=dy: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
-                    input=x, filter_sizes=kern.shape, out_backprop=dy, strides=[1] * 4,
-                    padding="SAME",
-                )
-            )  # fmt: skip
-            ratios.append(timed(grad_filter, 3) / timed(grad_input, 5))
-        print(
-            f"{dt.name} depthwise filter over input gradient: {_geomean(ratios):.2f} "
-            f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
-        )
+        for kind, op, shapes in (
+            (f"({kernels})", "Conv2D", conv),
+            ("depthwise", "DepthwiseConv2dNative", depthwise),
+        ):
+            ratios = [_filter_over_input(tf, dt, op, *shape) for shape in shapes]
+            print(
+                f"{dt.name} {kind} filter over input gradient: {_geomean(ratios):.2f} "
+                f"(from {min(ratios):.2f} to {max(ratios):.2f} over {len(ratios)} shapes)"
+            )
+
+
+def _filter_over_input(tf, dt, op: str, x_shape, kernel_shape, out_depth: int) -> float:
+    """``op``'s filter gradient time over its input gradient time, stride 1, SAME padding."""
+    x = tf.cast(tf.random.normal(x_shape), dt)
+    kern = tf.cast(tf.random.normal(kernel_shape), dt)
+    dy = tf.cast(tf.random.normal((*x_shape[:3], out_depth)), dt)
+    grad_input = getattr(tf.raw_ops, f"{op}BackpropInput")
+    grad_filter = getattr(tf.raw_ops, f"{op}BackpropFilter")
+    same = {"strides": [1] * 4, "padding": "SAME", "out_backprop": dy}
+    on_input = tf.function(lambda: grad_input(input_sizes=x.shape, filter=kern, **same))
+    on_filter = tf.function(lambda: grad_filter(input=x, filter_sizes=kern.shape, **same))
+    return timed(on_filter, 3) / timed(on_input, 5)
 
 
 if __name__ == "__main__":
