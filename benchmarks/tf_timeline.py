@@ -39,6 +39,17 @@ TF's measured step.
 
     python benchmarks/tf_timeline.py --case unet_small_adam --replay --swap
 
+With ``--durations N`` it puts each kernel's time in TF's step beside the
+duration the estimate's cost model gives its op (``estimator._durations``,
+the order's only input): per op type, the median of TF's time over the
+model's, against the step's median over all ops, and the N ops furthest
+from the step's median.  The model's absolute rates are off (engine.md,
+"The float32 rates"), so only a kernel far from the step's own ratio is a
+gap; oneDNN's 16-bit filter gradients were one (hundreds of times).
+Ops inside while loops are left out (the replay charges their trip count).
+
+    python benchmarks/tf_timeline.py --case cnn_small_bfloat16_adam_b32 --durations 15
+
 With ``--replay``, ``--start`` also compares what the allocator holds when the
 measured step starts, in TF and in the estimate's model after its build and
 warm-up: how many allocations, how many bytes of chunks, and the chunk sizes
@@ -63,8 +74,10 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import math
 import os
 import re
+import statistics
 import sys
 import tempfile
 import textwrap
@@ -225,6 +238,62 @@ def estimate_one_way(case_name: str, shared: bool | None = None) -> float:
         return float(get_case(case_name).estimate(device="CPU").peak_bytes)
     finally:
         estimator._executor_events = events
+
+
+def modelled_durations(case_name: str) -> dict[str, tuple[str, float]]:
+    """Each op's duration in the estimate's side-by-side replay, ns, with its op type."""
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.zoo import get_case
+
+    events = estimator._executor_events
+    got: dict[str, tuple[str, float]] = {}
+
+    def grab(nodes, order, durations, *args, **kwargs):
+        if not got:
+            got.update((name, (nodes[name].op, durations.get(name, 0.0))) for name in order)
+        return events(nodes, order, durations, *args, **kwargs)
+
+    estimator._executor_events = grab
+    try:
+        get_case(case_name).estimate(device="CPU")
+    finally:
+        estimator._executor_events = events
+    return got
+
+
+def print_durations(kernels: list, modelled: dict[str, tuple[str, float]], most: int) -> None:
+    """TF's kernel times against the cost model's, by op type and the furthest ops."""
+    took: dict[str, float] = collections.defaultdict(float)
+    for _, dur, _, name in kernels:
+        op = name.split(":", 1)[0]
+        if op in modelled and "while/" not in op:
+            took[op] += dur  # ns (an op can run as several events)
+    ratios = {op: t / modelled[op][1] for op, t in took.items() if modelled[op][1] > 0 and t > 0}
+    if not ratios:
+        print("\nNo kernel of TF's step matched an op the cost model times.")
+        return
+    median = statistics.median(ratios.values())
+    print(
+        f"\nTF's kernel time over the cost model's, {len(ratios)} ops matched; "
+        f"the step's median {median:.3f} (1.0 below = that median):"
+    )
+    by_type: dict[str, list[float]] = collections.defaultdict(list)
+    for op, r in ratios.items():
+        by_type[modelled[op][0]].append(r / median)
+    print("  per op type (median, ops, TF's total ms):")
+    for kind, rs in sorted(by_type.items(), key=lambda kv: -statistics.median(kv[1])):
+        total = sum(took[op] for op in ratios if modelled[op][0] == kind) / 1e6
+        print(f"    {statistics.median(rs):8.2f}  {len(rs):4d}  {total:9.2f}  {kind}")
+    # microsecond kernels are all overhead: only ops that matter to the step's order
+    least = 0.005 * sum(took[op] for op in ratios)
+    print(f"  furthest {most} ops of 0.5% of TF's time or more (TF ms, model ms, relative):")
+    big = [op for op in ratios if took[op] >= least or modelled[op][1] * median >= least]
+    furthest = sorted(big, key=lambda op: -abs(math.log(ratios[op] / median)))[:most]
+    for op in furthest:
+        print(
+            f"    {took[op] / 1e6:9.3f} {modelled[op][1] / 1e6:9.3f} "
+            f"{ratios[op] / median:8.2f}  {op}"
+        )
 
 
 def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
@@ -493,6 +562,13 @@ def main(argv: list[str] | None = None) -> int:
         help="list the ops that allocate (64 KiB or more) more often in TF's step than in "
         "the estimate's replay, and the reverse",
     )
+    parser.add_argument(
+        "--durations",
+        type=int,
+        metavar="N",
+        help="TF's kernel times against the estimate's cost model: per op type, and the N "
+        "ops furthest from the step's median ratio",
+    )
     args = parser.parse_args(argv)
     from jupyter_tfmem.zoo import case_names
 
@@ -587,6 +663,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {label}: {len(extra)} ops")
             for op, n in extra:
                 print(f"    {n} x {op}")
+    if args.durations is not None:
+        print_durations(kernels, modelled_durations(args.case), args.durations)
     if args.estimate:
         both, side, turns = estimate_both_ways(args.case)
         print(
