@@ -1,4 +1,4 @@
-"""How ``benchmarks/tf_timeline.py --behind`` counts weight-gradient products not yet summed."""
+"""How ``benchmarks/tf_timeline.py`` reads a profile: ``--behind`` and ``--durations``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:
-    from tf_timeline import sums_behind
+    from tf_timeline import print_durations, sums_behind
 finally:
     sys.path.pop(0)
 
@@ -37,3 +37,25 @@ def test_a_sum_that_runs_before_the_products_is_not_taken_for_theirs():
     # even though it keeps up better than the real one
     profile = _profile("C" * 10 + "CP" * 32 + "S" * 32)
     assert sums_behind(profile) == {FRAME: 32}
+
+
+def test_durations_single_out_the_kernel_far_from_the_steps_own_ratio(capsys):
+    # the model's absolute rate is off (every kernel twice as long in TF), so
+    # only the filter gradient, 200 times slower than that, is a gap
+    modelled = {f"mul_{i}": ("Mul", 1e6) for i in range(6)}
+    modelled["conv/Conv2DBackpropFilter"] = ("Conv2DBackpropFilter", 1e6)
+    modelled["rnn/while/body/MatMul"] = ("MatMul", 1e6)
+    kernels = [[0, 2_000_000, 0, f"mul_{i}:Mul"] for i in range(6)]
+    kernels += [
+        [0, 400_000_000, 0, "conv/Conv2DBackpropFilter:_MklNativeConv2DBackpropFilter"],
+        [0, 900_000_000, 0, "rnn/while/body/MatMul:MatMul"],  # a loop's: left out
+        [0, 5_000_000, 0, "unknown:Mul"],  # not an op the model times
+    ]
+    print_durations(kernels, modelled, 1)
+    out = capsys.readouterr().out
+    assert "7 ops matched; the step's median 2.000" in out
+    furthest = out.split("furthest 1 ops")[1].splitlines()[1:]
+    assert furthest == ["      400.000     1.000   200.00  conv/Conv2DBackpropFilter"]
+    assert "      200.00     1     400.00  Conv2DBackpropFilter" in out
+    assert "        1.00     6      12.00  Mul" in out
+    assert "while" not in out
