@@ -2478,7 +2478,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     from .engine.executor import filter_grad_slowdown, op_duration, reduction_slowdown
 
     slowdown = reduction_slowdown(_cpu_vendor())
-    onednn = _onednn_dtypes()
+    onednn, flags = _onednn_dtypes(), _cpu_flags()
 
     def nbytes(specs, m: int) -> float:
         return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
@@ -2491,7 +2491,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         filters = 1.0
         if "BackpropFilter" in node.op and node.outputs and node.outputs[0] is not None:
             dtype = _dtype_name(node.outputs[0][2])
-            filters = filter_grad_slowdown(node.op, dtype, dtype in onednn)
+            filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]

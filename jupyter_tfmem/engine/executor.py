@@ -99,9 +99,14 @@ FILTER_GRAD_SLOWDOWN_RANGE = (0.90, 1.40)
 #: 1.01 with oneDNN off).  A convolution's slow filter gradient is still
 #: running when the next layer's input gradient allocates: the
 #: ``mixed_float16`` small CNN's estimate went from +21.9% to +5.5%.
-#: Where oneDNN takes ``bfloat16`` on an AMD CPU (no AMX) the ratio is
-#: not measured yet.
+#: Each ratio holds on CPUs with the instruction set it was timed on: a
+#: CPU without AMX-BF16 (an AMD EPYC, say) runs oneDNN's ``bfloat16``
+#: kernels on other code paths, whose ratio is not measured yet, so it keeps
+#: float32's.
 ONEDNN_FILTER_GRAD_SLOWDOWN = {"float16": 271.0, "bfloat16": 1.70}
+#: The ``/proc/cpuinfo`` flag each of those ratios needs (``None``: any CPU
+#: whose oneDNN takes the dtype).
+ONEDNN_FILTER_GRAD_NEEDS = {"float16": None, "bfloat16": "amx_bf16"}
 #: ``UnsortedSegmentSum`` (summing a sparse gradient's rows, as Keras'
 #: optimizers do for an embedding) runs 2.0 to 6.8 times slower per byte it
 #: reads and writes than an element-wise product: each input row is a
@@ -143,14 +148,18 @@ REDUCTION_SLOWDOWN = {"GenuineIntel": 2.2, "AuthenticAMD": 0.77}
 _REDUCTION_SLOWDOWN = REDUCTION_SLOWDOWN["GenuineIntel"]
 
 
-def filter_grad_slowdown(op: str, dtype: str, onednn: bool) -> float:
+def filter_grad_slowdown(
+    op: str, dtype: str, onednn: bool, flags: frozenset[str] | None = None
+) -> float:
     """How many times its input gradient's time a convolution's filter gradient takes.
 
     ``onednn`` says whether oneDNN runs ``dtype`` on this CPU
-    (``estimator.onednn_dtypes``).
+    (``estimator.onednn_dtypes``), ``flags`` are the CPU's (``None``: not known).
     """
-    if onednn and op == "Conv2DBackpropFilter":
-        return ONEDNN_FILTER_GRAD_SLOWDOWN.get(dtype, _FILTER_GRAD_SLOWDOWN)
+    if onednn and op == "Conv2DBackpropFilter" and dtype in ONEDNN_FILTER_GRAD_SLOWDOWN:
+        needs = ONEDNN_FILTER_GRAD_NEEDS.get(dtype)
+        if needs is None or needs in (flags or ()):
+            return ONEDNN_FILTER_GRAD_SLOWDOWN[dtype]
     return _FILTER_GRAD_SLOWDOWN
 
 
