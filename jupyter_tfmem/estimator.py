@@ -2488,10 +2488,10 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     for name, node in nodes.items():
         costs = []
         in_specs = [_spec(nodes, src) for src in node.inputs]
-        filters = 1.0
-        if "BackpropFilter" in node.op and node.outputs and node.outputs[0] is not None:
-            dtype = _dtype_name(node.outputs[0][2])
-            filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags)
+        # only a filter gradient's duration reads it; an unknown dtype gets float32's
+        first = node.outputs[0] if node.outputs else None
+        dtype = _dtype_name(first[2]) if first is not None else ""
+        filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
