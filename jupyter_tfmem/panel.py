@@ -208,6 +208,7 @@ class FootprintPanel:
         self.widget = widgets.VBox(
             [self.title, self.headline, self.bar, self.measured, controls, details]
         )
+        self._show_fit_top()
         self._render()
 
     # -- what the user sees ---------------------------------------------------
@@ -224,14 +225,17 @@ class FootprintPanel:
     # -- rendering --------------------------------------------------------------
     def _render(self, table: bool = True) -> None:
         fp, gpu = self.footprint, self.gpu
-        # at the batch the model was estimated at, so it does not blink with the slider
-        self.fit_top_button.layout.display = None if shows_range(self._base) else "none"
         self.headline.value = headline_html(fp, gpu)
         self.bar.value = category_bar_html(fp, gpu)
         self.notes.value = notes_html(fp, gpu)
         self.measured.value = self._measured_html()
         if table:
             self._render_table()
+
+    def _show_fit_top(self) -> None:
+        # judged at the batch the model was estimated at, so it does not blink
+        # with the slider: it changes only with a re-estimate
+        self.fit_top_button.layout.display = None if shows_range(self._base) else "none"
 
     def _render_table(self) -> None:
         self.table.value = layer_table_html(self.footprint, self.order_select.value)
@@ -325,6 +329,7 @@ class FootprintPanel:
         self.footprint = new.at(self.batch_slider.value)
         self._set_busy(False)
         self.status.value = ""
+        self._show_fit_top()
         self._render()
 
     def _set_busy(self, busy: bool, wanted: dict[str, Any] | None = None) -> None:
