@@ -109,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{grad_input:.2f} ms, filter gradient {grad_filter:.2f} ms, "
             f"ratio {ratios[-1]:.2f}"
         )
-    mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-    print(f"geometric mean ratio: {mean:.2f}")
+    print(f"geometric mean ratio: {_geomean(ratios):.2f}")
     dense_gradients(tf)
     reductions(tf)
     scatter_adds(tf)

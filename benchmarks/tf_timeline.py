@@ -278,12 +278,13 @@ def print_durations(kernels: list, modelled: dict[str, tuple[str, float]], most:
         f"the step's median {median:.3f} (1.0 below = that median):"
     )
     by_type: dict[str, list[float]] = collections.defaultdict(list)
+    type_ns: dict[str, float] = collections.defaultdict(float)
     for op, r in ratios.items():
         by_type[modelled[op][0]].append(r / median)
+        type_ns[modelled[op][0]] += took[op]
     print("  per op type (median, ops, TF's total ms):")
     for kind, rs in sorted(by_type.items(), key=lambda kv: -statistics.median(kv[1])):
-        total = sum(took[op] for op in ratios if modelled[op][0] == kind) / 1e6
-        print(f"    {statistics.median(rs):8.2f}  {len(rs):4d}  {total:9.2f}  {kind}")
+        print(f"    {statistics.median(rs):8.2f}  {len(rs):4d}  {type_ns[kind] / 1e6:9.2f}  {kind}")
     # microsecond kernels are all overhead: only ops that matter to the step's order
     least = 0.005 * sum(took[op] for op in ratios)
     print(f"  furthest {most} ops of 0.5% of TF's time or more (TF ms, model ms, relative):")
