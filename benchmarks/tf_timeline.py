@@ -82,6 +82,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from unittest import mock
 
 from zoo_step import ZOO_STEP, run_fresh
 
@@ -229,15 +230,15 @@ def estimate_one_way(case_name: str, shared: bool | None = None) -> float:
     from jupyter_tfmem import estimator
     from jupyter_tfmem.zoo import get_case
 
-    events = estimator._executor_events
-    if shared is not None:
-        estimator._executor_events = lambda n, o, d, t, _=False, trips=None, **kw: events(
-            n, o, d, t, shared, trips, **kw
-        )
-    try:
+    if shared is None:
         return float(get_case(case_name).estimate(device="CPU").peak_bytes)
-    finally:
-        estimator._executor_events = events
+    events = estimator._executor_events
+
+    def forced(n, o, d, t, _=False, trips=None, **kw):
+        return events(n, o, d, t, shared, trips, **kw)
+
+    with mock.patch.object(estimator, "_executor_events", forced):
+        return float(get_case(case_name).estimate(device="CPU").peak_bytes)
 
 
 def modelled_durations(case_name: str) -> dict[str, tuple[str, float]]:
@@ -253,11 +254,8 @@ def modelled_durations(case_name: str) -> dict[str, tuple[str, float]]:
             got.update((name, (nodes[name].op, durations.get(name, 0.0))) for name in order)
         return events(nodes, order, durations, *args, **kwargs)
 
-    estimator._executor_events = grab
-    try:
+    with mock.patch.object(estimator, "_executor_events", grab):
         get_case(case_name).estimate(device="CPU")
-    finally:
-        estimator._executor_events = events
     return got
 
 
@@ -363,11 +361,11 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
             )
         return after(creation, warm, measured, m, holders, **kw)
 
-    schedule._output_buffer, estimator._allocator_after = named, count
-    try:
+    with (
+        mock.patch.object(schedule, "_output_buffer", named),
+        mock.patch.object(estimator, "_allocator_after", count),
+    ):
         case.estimate(device="CPU")
-    finally:
-        schedule._output_buffer, estimator._allocator_after = made, after
     return counts[0]
 
 
@@ -387,11 +385,8 @@ def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
             got.append((creation, warm, measured, holders))
         return after(creation, warm, measured, m, holders, **kw)
 
-    estimator._allocator_after = grab
-    try:
+    with mock.patch.object(estimator, "_allocator_after", grab):
         case.estimate(device="CPU")
-    finally:
-        estimator._allocator_after = after
     return case.batch_size, got
 
 
