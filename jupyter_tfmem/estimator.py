@@ -1964,6 +1964,12 @@ def _copy_on_read(nodes, traced) -> None:
             node.scratch = (float(_var_bytes(traced.variable_placeholders[root])), 0.0)
 
 
+#: Integer dtypes (``DataType`` enums int32, int64) of the constant arguments
+#: inlined into an XLA call's probe: shapes, block shapes and paddings, whose
+#: values XLA needs to compile; a float constant is compiled as an argument.
+_INDEX_DTYPES = (3, 9)
+
+
 def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
     """Give every XLA-compiled call the temporary buffer XLA assigns it."""
     import tensorflow as tf
@@ -1971,6 +1977,7 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
     from .engine import xla
 
     library = {f.signature.name: f for f in graph_def.library.function}
+    graph_nodes = {nd.name: nd for nd in graph_def.node}
     failed = []
     # A gradient call belongs to the layer whose forward call it differentiates.
     forward_layer = {}
@@ -1986,16 +1993,18 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
             continue
         fdef = library.get(nd.attr["f"].func.name)
         sizes = []
+        inputs = [inp for inp in nd.input if not inp.startswith("^")]
+        constants = {}
+        for i, inp in enumerate(inputs):
+            value = xla.constant_input(inp, graph_nodes, library)
+            if value is not None and value.dtype in _INDEX_DTYPES:
+                constants[i] = value
         try:
             if fdef is None:
                 raise ValueError("function not in the graph's library")
             for per_batch in props:
-                specs = [
-                    _input_spec(nodes, per_batch, traced, inp)
-                    for inp in nd.input
-                    if not inp.startswith("^")
-                ]
-                sizes.append(xla.temp_bytes(fdef, library, specs))
+                specs = [_input_spec(nodes, per_batch, traced, inp) for inp in inputs]
+                sizes.append(xla.temp_bytes(fdef, library, specs, constants))
         except (ValueError, TypeError, tf.errors.OpError) as err:
             failed.append(f"{nd.name} ({_first_useful_line(str(err))})")
             continue

@@ -36,14 +36,24 @@ def is_xla_call(node: Any, library: dict[str, Any]) -> bool:
     return bool(fdef is not None and fdef.attr["_XlaMustCompile"].b)
 
 
-def temp_bytes(fdef: Any, library: dict[str, Any], specs: list[Any]) -> int:
+def temp_bytes(
+    fdef: Any, library: dict[str, Any], specs: list[Any], constants: dict[int, Any] | None = None
+) -> int:
     """Bytes of XLA's temporary allocations when ``fdef`` runs on ``specs``.
 
     ``specs`` are ``tf.TensorSpec`` per argument; a resource argument is given
     as the spec of the variable's value.  Resource reads are rewritten into
     plain inputs so the function compiles without any variable existing.
+    ``constants`` maps argument positions to the ``TensorProto`` TF will feed
+    there (``constant_input``): XLA needs some arguments' values to compile at
+    all (a dilated convolution's gradient takes its block shape and crops from
+    the forward call), and TF compiles with the values it is given.
     """
     probe = _without_resources(fdef, specs)
+    constants = constants or {}
+    if constants:
+        _inline_constants(probe, constants)
+        specs = [s for i, s in enumerate(specs) if i not in constants]
     key = (
         probe.SerializeToString(deterministic=True),
         tuple((tuple(s.shape.as_list()), s.dtype.name) for s in specs),
@@ -53,6 +63,59 @@ def temp_bytes(fdef: Any, library: dict[str, Any], specs: list[Any]) -> int:
             _COMPILED.clear()
         _COMPILED[key] = _compile_temp_bytes(probe, library, specs)
     return _COMPILED[key]
+
+
+def constant_input(ref: str, graph_nodes: dict[str, Any], library: dict[str, Any]) -> Any:
+    """The ``TensorProto`` that always flows through graph input ``ref``, or None.
+
+    Follows ``Identity`` nodes, and a call's output into the function that
+    returns it, down to a ``Const``: how a gradient call gets the block shape
+    and paddings its forward call computed from constants.
+    """
+    src, idx = _split_ref(ref)
+    for _ in range(64):  # a chain of Identities and calls, never a cycle in practice
+        node = graph_nodes.get(src)
+        if node is None:
+            return None
+        if node.op == "Const":
+            return node.attr["value"].tensor
+        if node.op in ("Identity", "IdentityN") and len(node.input) > idx:
+            src, idx = _split_ref(node.input[idx if node.op == "IdentityN" else 0])
+            continue
+        fdef = library.get(node.attr["f"].func.name) if node.op in CALL_OPS else None
+        outputs = fdef.signature.output_arg if fdef is not None else ()
+        if idx >= len(outputs) or outputs[idx].name not in fdef.ret:
+            return None
+        src, idx = _split_ref(fdef.ret[outputs[idx].name])
+        graph_nodes = {n.name: n for n in fdef.node_def}
+    return None
+
+
+def _split_ref(ref: str) -> tuple[str, int]:
+    """A graph's ``node:i`` or a function body's ``node:output_name:i`` as (node, i)."""
+    parts = ref.lstrip("^").split(":")
+    return parts[0], int(parts[-1]) if len(parts) > 1 else 0
+
+
+def _inline_constants(probe: Any, constants: dict[int, Any]) -> None:
+    """Turn the probe's arguments at ``constants``' positions into ``Const`` nodes."""
+    kept = []
+    for i, arg in enumerate(probe.signature.input_arg):
+        if i not in constants:
+            kept.append(arg)
+            continue
+        node = probe.node_def.add(name=arg.name, op="Const")
+        node.attr["dtype"].type = constants[i].dtype
+        node.attr["value"].tensor.CopyFrom(constants[i])
+        for other in probe.node_def:
+            other.input[:] = [
+                f"{arg.name}:output:0" if ref == arg.name else ref for ref in other.input
+            ]
+        for key, ref in list(probe.ret.items()):
+            if ref == arg.name:
+                probe.ret[key] = f"{arg.name}:output:0"
+    del probe.signature.input_arg[:]
+    probe.signature.input_arg.extend(kept)
 
 
 def _compile_temp_bytes(probe: Any, library: dict[str, Any], specs: list[Any]) -> int:
