@@ -7,8 +7,14 @@ import math
 import pytest
 from _tflog import logged_allocations, step_allocations
 
-from jupyter_tfmem.engine.schedule import Node
-from jupyter_tfmem.estimator import _const_slot, _runahead_ops, _ungate_loop_entries
+from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
+from jupyter_tfmem.estimator import (
+    _const_slot,
+    _hold_runahead,
+    _runahead_ops,
+    _runahead_shares,
+    _ungate_loop_entries,
+)
 
 F32 = "float32"
 W = "model/rnn/while"
@@ -45,6 +51,39 @@ def test_only_ops_that_do_not_wait_for_the_state_run_ahead():
     # x_proj needs only the counter; h_proj and h_next need the state h; the
     # counter's own increment feeds nothing that waits.
     assert ahead == [f"{W}/body/_1/x_proj"]
+
+
+def test_a_run_ahead_window_leaves_room_for_the_outputs_written_meanwhile():
+    """k iterations hold P bytes each while j outputs of O bytes are written:
+    the loop's most is max(k P + (T-k) O, T O), k min(P, O) under k P + T O."""
+    proj = Node(f"{W}/body/_1/x_proj", "MatMul", [], [], [(0.0, 400.0, F32)])
+    # four times the bytes of the one output each step writes: a quarter less
+    assert _runahead_shares([proj], {W: (0.0, 100.0)}) == {W: (1.0, 0.75)}
+    # outputs at least as large: the lists alone make the loop's most
+    assert _runahead_shares([proj], {W: (0.0, 500.0)}) == {W: (1.0, 0.0)}
+    assert _runahead_shares([proj], {}) == {W: (1.0, 1.0)}
+
+
+def test_a_run_ahead_window_is_held_until_the_loop_exits():
+    """The replay runs the body once, so x_proj's reader frees it at once; the
+    other open iterations' projections live until the loop ends."""
+    nodes = _loop()
+    nodes[f"{W}/exit/_0"] = Node(f"{W}/exit/_0", "Exit", [(f"{W}/switch/_1", 0)], [], [None])
+    nodes["after"] = Node("after", "Relu", [(f"{W}/exit/_0", 0)], [], [(1.0, 0.0, F32)])
+    proj = nodes[f"{W}/body/_1/x_proj"]
+    _hold_runahead(nodes, proj, 32, (0.75, 0.75), f"{W}/exit/_0")
+    window = nodes[f"{proj.name}/_runahead_window"]
+    assert window.outputs[0][0] == pytest.approx(100.0 * (32 * 0.75 - 1))
+    assert window.pieces == 23  # one allocation per iteration, as TF makes them
+    assert proj.outputs[0][0] == 100.0  # its own iteration's, read by h_next
+
+    for merge in (f"{W}/merge/_0", f"{W}/merge/_1"):  # the replay has no back edge
+        nodes[merge].inputs = nodes[merge].inputs[:1]
+    order = topo_fifo_order(nodes)
+    live, _ = replay(nodes, order, 1, preset={})
+    at = {name: a for name, (a, _) in zip(order, live, strict=True)}
+    assert at[f"{W}/body/_1/h_next"] >= 2300.0
+    assert at["after"] < 2300.0
 
 
 def _with_cast_kernel(nodes: dict[str, Node]) -> dict[str, Node]:
