@@ -609,7 +609,10 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     at the estimate's batch size and the next one, and each graph's shapes
     are read from its own trace.  If the two graphs differ, the estimate
     falls back to one graph traced with an open batch dimension, the graph
-    ``fit`` runs when its last batch is partial.
+    ``fit`` runs when its last batch is partial.  Returns the first trace,
+    its graph, both batches' shapes, and the second batch's graph with its
+    names mapped to the first's (None on the open-batch graph), from which
+    XLA calls are compiled at that batch.
     """
     import tensorflow as tf
 
@@ -714,14 +717,14 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
             props1 = helper_process.result_or(there, here, _collect_young)
             if sums_differ:
                 grappler.size_in_place_sums(graph, props2)
-            return first, graph, props1, props2
+            return first, graph, props1, props2, (checked2, names)
     notes.append(
         "TF writes a different graph for this step at different batch sizes; estimated on "
         "the graph traced with an open batch dimension."
     )
     traced = trace(None)
     optimized = grappler.optimize(traced.graph_def, traced.fetches)
-    return traced, optimized, infer(traced, optimized, b1), infer(traced, optimized, b2)
+    return traced, optimized, infer(traced, optimized, b1), infer(traced, optimized, b2), None
 
 
 def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, batch):
@@ -752,7 +755,7 @@ def _estimate_traced(
 
     if training:
         opt = _tracing_optimizer(model, opt)
-    traced, optimized, props1, props2 = _trace_and_infer(
+    traced, optimized, props1, props2, second = _trace_and_infer(
         model, training, x_specs, y_specs, loss_fn, opt, notes
     )
 
@@ -760,7 +763,7 @@ def _estimate_traced(
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
     nodes, unknown, order, trips = _build_nodes(optimized, props1, props2, traced, opt_scope)
-    _size_xla_calls(optimized, nodes, (props1, props2), traced, notes)
+    _size_xla_calls(optimized, nodes, (props1, props2), traced, notes, second)
     _size_einsum_temps(optimized, nodes, props1, props2)
     if threads:
         _size_eigen_conv_buffers(nodes, props2, threads)
@@ -1970,14 +1973,29 @@ def _copy_on_read(nodes, traced) -> None:
 _INDEX_DTYPES = (3, 9)
 
 
-def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
-    """Give every XLA-compiled call the temporary buffer XLA assigns it."""
+def _size_xla_calls(graph_def, nodes, props, traced, notes, second=None) -> None:
+    """Give every XLA-compiled call the temporary buffer XLA assigns it.
+
+    Each batch's size is compiled from that batch's own graph (``second``:
+    the other batch's graph and its names mapped to this one's, or None when
+    one graph serves both): a function traced at a batch can bake it into
+    its constants (Keras's grouped Conv1D reshapes to static shapes), and
+    XLA needs some constants to compile at all (``_call_constants``).
+    """
     import tensorflow as tf
 
     from .engine import xla
 
     library = {f.signature.name: f for f in graph_def.library.function}
     graph_nodes = {nd.name: nd for nd in graph_def.node}
+    other = None
+    if second is not None:
+        graph2, names2 = second
+        other = (
+            {nd.name: nd for nd in graph2.node},
+            {f.signature.name: f for f in graph2.library.function},
+            {mine: theirs for theirs, mine in names2.items()},
+        )
     failed = []
     # A gradient call belongs to the layer whose forward call it differentiates.
     forward_layer = {}
@@ -1991,20 +2009,21 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
     for nd in graph_def.node:
         if nd.name not in nodes or not xla.is_xla_call(nd, library):
             continue
-        fdef = library.get(nd.attr["f"].func.name)
-        sizes = []
         inputs = [inp for inp in nd.input if not inp.startswith("^")]
-        constants = {}
-        for i, inp in enumerate(inputs):
-            value = xla.constant_input(inp, graph_nodes, library)
-            if value is not None and value.dtype in _INDEX_DTYPES:
-                constants[i] = value
+        calls = [(nd, graph_nodes, library)]
+        if other is not None and other[0].get(other[2].get(nd.name, nd.name)) is not None:
+            calls.append((other[0][other[2].get(nd.name, nd.name)], other[0], other[1]))
+        else:
+            calls.append(calls[0])
+        sizes = []
         try:
-            if fdef is None:
-                raise ValueError("function not in the graph's library")
-            for per_batch in props:
+            for per_batch, (call, graph, lib) in zip(props, calls, strict=True):
+                fdef = lib.get(call.attr["f"].func.name)
+                if fdef is None:
+                    raise ValueError("function not in the graph's library")
                 specs = [_input_spec(nodes, per_batch, traced, inp) for inp in inputs]
-                sizes.append(xla.temp_bytes(fdef, library, specs, constants))
+                constants = _call_constants(call, graph, lib)
+                sizes.append(xla.temp_bytes(fdef, lib, specs, constants))
         except (ValueError, TypeError, tf.errors.OpError) as err:
             failed.append(f"{nd.name} ({_first_useful_line(str(err))})")
             continue
@@ -2014,6 +2033,18 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes) -> None:
             f"XLA could not compile {len(failed)} call(s) for sizing, so their internal "
             f"buffers are not counted: {'; '.join(failed[:3])}"
         )
+
+
+def _call_constants(call, graph_nodes, library) -> dict:
+    """A call's integer arguments that are constants in its graph, by position."""
+    from .engine import xla
+
+    constants = {}
+    for i, inp in enumerate(inp for inp in call.input if not inp.startswith("^")):
+        value = xla.constant_input(inp, graph_nodes, library)
+        if value is not None and value.dtype in _INDEX_DTYPES:
+            constants[i] = value
+    return constants
 
 
 def _input_spec(nodes, props, traced, ref: str):

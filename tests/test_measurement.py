@@ -348,6 +348,26 @@ def test_a_dilated_grouped_convolution_gradient_is_compiled_with_its_forward_con
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
 
 
+def test_xla_calls_are_compiled_at_each_batch_from_that_batchs_own_graph():
+    """Keras's grouped Conv1D reshapes to shapes it reads at trace time, so the
+    gradient call's constants hold the batch: compiled at the second batch
+    with the first batch's constants, XLA refused (a reshape of 33 rows to 32)."""
+    import keras
+
+    from jupyter_tfmem import estimate
+
+    inp = keras.Input((64, 16))
+    x = keras.layers.Conv1D(16, 3, padding="causal", dilation_rate=2, groups=4, name="grouped")(inp)
+    out = keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(x))
+    model = keras.Model(inp, out)
+    model.compile(optimizer="sgd", loss="mean_squared_error")
+
+    fp = estimate(model, 8)
+    assert not any("could not compile" in note for note in fp.notes)
+    grouped = next(row for row in fp.layers if row.name == "grouped")
+    assert grouped.bytes.get("temporaries", 0) > 0
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_jit_compiled_model_is_estimated_from_xla_buffer_assignment(training):
     """With jit_compile=True the whole step is one XLA executable: the estimate
