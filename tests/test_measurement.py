@@ -334,15 +334,8 @@ def test_a_dilated_grouped_convolution_gradient_is_compiled_with_its_forward_con
     time.  Sized without them, the call's scratch was dropped (half the peak)."""
     import keras
 
-    from jupyter_tfmem import estimate
-
-    inp = keras.Input((32, 32, 64))
-    x = keras.layers.Conv2D(128, 3, padding="same", groups=8, dilation_rate=2, name="dilated")(inp)
-    out = keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x))
-    model = keras.Model(inp, out)
-    model.compile(optimizer="sgd", loss="mean_squared_error")
-
-    fp = estimate(model, 8)
+    layer = keras.layers.Conv2D(128, 3, padding="same", groups=8, dilation_rate=2)
+    model, fp = _estimated_grouped_convolution((32, 32, 64), layer)
     assert not any("could not compile" in note for note in fp.notes)
     measured = measure(model, 8, runs=1)
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
@@ -354,18 +347,29 @@ def test_xla_calls_are_compiled_at_each_batch_from_that_batchs_own_graph():
     with the first batch's constants, XLA refused (a reshape of 33 rows to 32)."""
     import keras
 
+    layer = keras.layers.Conv1D(16, 3, padding="causal", dilation_rate=2, groups=4)
+    _, fp = _estimated_grouped_convolution((64, 16), layer)
+    assert not any("could not compile" in note for note in fp.notes)
+    grouped = next(row for row in fp.layers if row.name == layer.name)
+    assert grouped.bytes.get("temporaries", 0) > 0
+
+
+def _estimated_grouped_convolution(shape: tuple[int, ...], layer) -> tuple:
+    """A model of ``layer`` (a grouped convolution: an XLA call in Keras on CPU)
+    pooled into a Dense head, compiled with SGD, and its estimate at batch 8."""
+    import keras
+
     from jupyter_tfmem import estimate
 
-    inp = keras.Input((64, 16))
-    x = keras.layers.Conv1D(16, 3, padding="causal", dilation_rate=2, groups=4, name="grouped")(inp)
-    out = keras.layers.Dense(1)(keras.layers.GlobalAveragePooling1D()(x))
-    model = keras.Model(inp, out)
+    inp = keras.Input(shape)
+    pool = (
+        keras.layers.GlobalAveragePooling2D
+        if len(shape) == 3
+        else keras.layers.GlobalAveragePooling1D
+    )
+    model = keras.Model(inp, keras.layers.Dense(2)(pool()(layer(inp))))
     model.compile(optimizer="sgd", loss="mean_squared_error")
-
-    fp = estimate(model, 8)
-    assert not any("could not compile" in note for note in fp.notes)
-    grouped = next(row for row in fp.layers if row.name == "grouped")
-    assert grouped.bytes.get("temporaries", 0) > 0
+    return model, estimate(model, 8)
 
 
 @pytest.mark.parametrize("training", [True, False])
