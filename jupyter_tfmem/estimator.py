@@ -2010,11 +2010,9 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes, second=None) -> None
         if nd.name not in nodes or not xla.is_xla_call(nd, library):
             continue
         inputs = [inp for inp in nd.input if not inp.startswith("^")]
-        calls = [(nd, graph_nodes, library)]
-        if other is not None and other[0].get(other[2].get(nd.name, nd.name)) is not None:
-            calls.append((other[0][other[2].get(nd.name, nd.name)], other[0], other[1]))
-        else:
-            calls.append(calls[0])
+        here = (nd, graph_nodes, library)
+        theirs = other[0].get(other[2].get(nd.name, nd.name)) if other is not None else None
+        calls = [here, (theirs, other[0], other[1]) if theirs is not None else here]
         sizes = []
         try:
             for per_batch, (call, graph, lib) in zip(props, calls, strict=True):
