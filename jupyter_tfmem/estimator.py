@@ -2245,10 +2245,11 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         if _allocates(node) and any(c not in ahead_names for c in consumers.get(node.name, ()))
     }
     shares = _runahead_shares([n for n in ahead if n.name in waiting], written_per_step)
+    first_exits = _first_exits(nodes) if waiting else {}
     for node in ahead:
         frame = _frame_of(node.name) or ""
         k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip))
-        exit_name = _first_exit(nodes, frame) if node.name in waiting else None
+        exit_name = first_exits.get(frame) if node.name in waiting else None
         if exit_name is not None:
             _hold_runahead(nodes, node, k, shares[frame], exit_name)
         else:
@@ -2826,7 +2827,7 @@ def _hold_runahead(nodes, node, k: int, share: tuple[float, float], exit_name: s
     outs = [o for o in node.outputs if o is not None]
     if not outs:
         return
-    a, b = sum(o[0] for o in outs), sum(o[1] for o in outs)  # a Split's outputs all wait
+    a, b = _output_bytes(node)  # a Split's outputs all wait
     held = (a * max(k * share[0] - 1, 0.0), b * max(k * share[1] - 1, 0.0), outs[0][2])
     if held[0] + held[1] <= 0:
         return
@@ -2837,12 +2838,20 @@ def _hold_runahead(nodes, node, k: int, share: tuple[float, float], exit_name: s
     nodes[exit_name].inputs.append((window.name, 0))
 
 
-def _first_exit(nodes, frame: str) -> str | None:
-    """The first of a loop frame's Exits (all of them wait for its last iteration)."""
-    exits = [
-        n.name for n in nodes.values() if n.op == "Exit" and n.name.startswith(f"{frame}/exit/")
-    ]
-    return min(exits) if exits else None
+def _output_bytes(node) -> tuple[float, float]:
+    """An op's outputs together, as ``(a, b)``."""
+    outs = [o for o in node.outputs if o is not None]
+    return sum(o[0] for o in outs), sum(o[1] for o in outs)
+
+
+def _first_exits(nodes) -> dict[str, str]:
+    """Each loop frame's first Exit by name (all of them wait for its last iteration)."""
+    first: dict[str, str] = {}
+    for name, node in nodes.items():
+        frame, sep, _ = name.rpartition("/exit/")
+        if node.op == "Exit" and sep and (frame not in first or name < first[frame]):
+            first[frame] = name
+    return first
 
 
 def _allocates(node) -> bool:
@@ -2871,17 +2880,10 @@ def _runahead_shares(ahead: list, written_per_step: dict) -> dict[str, tuple[flo
     off the window held for the ops in ``ahead``, as a share of their bytes,
     per coefficient (``_hold_runahead``).
     """
-
-    def per_step(node) -> tuple[float, float]:
-        return (
-            sum(o[0] for o in node.outputs if o is not None),
-            sum(o[1] for o in node.outputs if o is not None),
-        )
-
     ran: dict[str, tuple[float, float]] = {}
     for node in ahead:
         frame = _frame_of(node.name) or ""
-        a, b = per_step(node)
+        a, b = _output_bytes(node)
         ra, rb = ran.get(frame, (0.0, 0.0))
         ran[frame] = (ra + a, rb + b)
     shares = {}
