@@ -2119,6 +2119,8 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
     are charged for the iterations that run ahead (``_runahead_ops``).
     Returns each loop frame's trip count (``_loop_trips``).
     """
+    from .engine.schedule import may_own_buffer
+
     consts = _int_constants(graph_def)
     trips = _loop_trips(nodes, consts)
     default_trip = max(trips.values(), default=1)
@@ -2242,7 +2244,8 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
     waiting = {
         node.name
         for node in ahead
-        if _allocates(node) and any(c not in ahead_names for c in consumers.get(node.name, ()))
+        if may_own_buffer(node.op)
+        and any(c not in ahead_names for c in consumers.get(node.name, ()))
     }
     shares = _runahead_shares([n for n in ahead if n.name in waiting], written_per_step)
     first_exits = _first_exits(nodes) if waiting else {}
@@ -2852,18 +2855,6 @@ def _first_exits(nodes) -> dict[str, str]:
         if node.op == "Exit" and sep and (frame not in first or name < first[frame]):
             first[frame] = name
     return first
-
-
-def _allocates(node) -> bool:
-    """Whether the replay gives the op's first output a buffer of its own."""
-    from .engine.opsem import ALIAS_OPS, NO_BUFFER_OPS
-
-    return not (
-        node.op in ALIAS_OPS
-        or node.op in NO_BUFFER_OPS
-        or node.op == "ReadVariableOp"
-        or node.op.startswith("TensorList")
-    )
 
 
 def _runahead_shares(ahead: list, written_per_step: dict) -> dict[str, tuple[float, float]]:

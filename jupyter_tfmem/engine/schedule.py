@@ -384,6 +384,21 @@ def _is_constant(buf: Buffer) -> bool:
     return isinstance(buf.key, tuple) and buf.key[:1] == ("c",)
 
 
+#: List ops whose first output is the list they read, changed in place.
+IN_PLACE_LIST_OPS = frozenset({"TensorListPopBack", "TensorListPushBack", "TensorListSetItem"})
+
+
+def may_own_buffer(op: str) -> bool:
+    """Whether ``_output_buffer`` can give an op's first output a buffer of its
+    own, rather than nothing or the buffer of the input it reads in place."""
+    return not (
+        op in NO_BUFFER_OPS
+        or op in ALIAS_OPS
+        or op in IN_PLACE_LIST_OPS
+        or op in ("ReadVariableOp", "TensorListGetItem")
+    )
+
+
 def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> Buffer | None:
     if spec is None:
         return None
@@ -394,18 +409,7 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     # TensorListFromTensor copies every slice into an aligned element of its
     # own, so it allocates; pushes, pops and reads work on the list in place.
     if (
-        (
-            (
-                op
-                in (
-                    "TensorListPopBack",
-                    "TensorListPushBack",
-                    "TensorListSetItem",
-                )
-                and idx == 0
-            )
-            or op == "TensorListGetItem"
-        )
+        ((op in IN_PLACE_LIST_OPS and idx == 0) or op == "TensorListGetItem")
         and in_bufs
         and in_bufs[0] is not None
     ):
