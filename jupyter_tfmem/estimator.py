@@ -2010,17 +2010,18 @@ def _size_xla_calls(graph_def, nodes, props, traced, notes, second=None) -> None
         if nd.name not in nodes or not xla.is_xla_call(nd, library):
             continue
         inputs = [inp for inp in nd.input if not inp.startswith("^")]
-        here = (nd, graph_nodes, library)
+        here = (nd, library, _call_constants(nd, graph_nodes, library))
         theirs = other[0].get(other[2].get(nd.name, nd.name)) if other is not None else None
-        calls = [here, (theirs, other[0], other[1]) if theirs is not None else here]
+        there = (
+            (theirs, other[1], _call_constants(theirs, *other[:2])) if theirs is not None else here
+        )
         sizes = []
         try:
-            for per_batch, (call, graph, lib) in zip(props, calls, strict=True):
+            for per_batch, (call, lib, constants) in zip(props, (here, there), strict=True):
                 fdef = lib.get(call.attr["f"].func.name)
                 if fdef is None:
                     raise ValueError("function not in the graph's library")
                 specs = [_input_spec(nodes, per_batch, traced, inp) for inp in inputs]
-                constants = _call_constants(call, graph, lib)
                 sizes.append(xla.temp_bytes(fdef, lib, specs, constants))
         except (ValueError, TypeError, tf.errors.OpError) as err:
             failed.append(f"{nd.name} ({_first_useful_line(str(err))})")

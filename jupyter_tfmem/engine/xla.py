@@ -99,7 +99,7 @@ def _split_ref(ref: str) -> tuple[str, int]:
 
 def _inline_constants(probe: Any, constants: dict[int, Any]) -> None:
     """Turn the probe's arguments at ``constants``' positions into ``Const`` nodes."""
-    kept = []
+    kept, inlined = [], set()
     for i, arg in enumerate(probe.signature.input_arg):
         if i not in constants:
             kept.append(arg)
@@ -107,15 +107,18 @@ def _inline_constants(probe: Any, constants: dict[int, Any]) -> None:
         node = probe.node_def.add(name=arg.name, op="Const")
         node.attr["dtype"].type = constants[i].dtype
         node.attr["value"].tensor.CopyFrom(constants[i])
-        for other in probe.node_def:
-            other.input[:] = [
-                f"{arg.name}:output:0" if ref == arg.name else ref for ref in other.input
-            ]
-        for key, ref in list(probe.ret.items()):
-            if ref == arg.name:
-                probe.ret[key] = f"{arg.name}:output:0"
+        inlined.add(arg.name)
+    _rewrite_refs(probe, lambda ref: f"{ref}:output:0" if ref in inlined else ref)
     del probe.signature.input_arg[:]
     probe.signature.input_arg.extend(kept)
+
+
+def _rewrite_refs(fdef: Any, fix: Any) -> None:
+    """Apply ``fix`` to every tensor reference in a function body and its returns."""
+    for node in fdef.node_def:
+        node.input[:] = [fix(ref) for ref in node.input]
+    for key, ref in list(fdef.ret.items()):
+        fdef.ret[key] = fix(ref)
 
 
 def _compile_temp_bytes(probe: Any, library: dict[str, Any], specs: list[Any]) -> int:
@@ -179,10 +182,7 @@ def _without_resources(fdef: Any, specs: list[Any]) -> Any:
 
     for arg in out.signature.input_arg:
         arg.name = args[arg.name]
-    for node in out.node_def:
-        node.input[:] = [fix(ref) for ref in node.input]
-    for key, ref in list(out.ret.items()):
-        out.ret[key] = fix(ref)
+    _rewrite_refs(out, fix)
     out.arg_attr.clear()
     out.signature.name = "probe"
     for key in ("backward_function_name", "forward_function_name"):
