@@ -765,6 +765,7 @@ def _estimate_traced(
     nodes, unknown, order, trips = _build_nodes(optimized, props1, props2, traced, opt_scope)
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes, second)
     _size_einsum_temps(optimized, nodes, props1, props2)
+    _mark_dim0_views(optimized, nodes, props1, props2)
     if threads:
         _size_eigen_conv_buffers(nodes, props2, threads)
         _size_eigen_matmul_copies(nodes, props1, props2)
@@ -2464,6 +2465,85 @@ def _add_eigen_pool_grad_temps(nodes) -> None:
 
 def _dtype_name(dtype: Any) -> str:
     return getattr(dtype, "name", str(dtype))
+
+
+#: ``EIGEN_MAX_ALIGN_BYTES`` in TF's x86 builds.  Timed on TF 2.21 here: a
+#: (256, k) float32 tensor cut into rows (``unstack``, ``split``, ``x[i]``,
+#: ``x[i:j]``, ``tf.slice``) keeps the whole tensor alive behind one row when a
+#: row is 64 or 128 bytes, and a row of its own when it is 16, 32, 48 or 96.
+_VIEW_ALIGN = 64
+
+#: Kernels that cut their input along dimension 0 without copying when each
+#: row is a whole number of aligned blocks (``IsInnerDimsSizeAligned`` in
+#: TF's ``unpack_op.cc``, ``split_op.cc``, ``split_v_op.cc``, ``slice_op.cc``
+#: and ``strided_slice_op.cc``): the op and the input the rows are cut from.
+_DIM0_VIEW_OPS = {"Unpack": 0, "Split": 1, "SplitV": 0, "Slice": 0, "StridedSlice": 0}
+
+
+def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
+    """Make each op that hands out rows of its input a view of that input's buffer.
+
+    The rows share the input's buffer, so it lives until the last row's last
+    reader: an unrolled RNN's ``unstack`` of the previous layer's stacked
+    outputs holds all of them until the backward pass reaches the first step.
+    """
+    import tensorflow as tf
+
+    def shapes(tensor):
+        got = []
+        for props in (props1, props2):
+            entry = props.get(tensor[0], [])
+            if tensor[1] >= len(entry) or entry[tensor[1]][0] is None:
+                return None
+            got.append(tuple(entry[tensor[1]][0]))
+        return got
+
+    def value(name):
+        nd = by_name.get(name)
+        if nd is None or nd.op != "Const":
+            return None
+        try:
+            return tf.make_ndarray(nd.attr["value"].tensor).reshape(-1).tolist()
+        except Exception:
+            return None
+
+    by_name = {nd.name: nd for nd in graph_def.node}
+    for nd in graph_def.node:
+        src = _DIM0_VIEW_OPS.get(nd.op)
+        node = nodes.get(nd.name)
+        if src is None or node is None or len(node.inputs) <= src:
+            continue
+        ins = shapes(node.inputs[src])
+        outs = shapes((nd.name, 0))
+        dtype = props1.get(nd.name, [(None, None)])[0][1]
+        if ins is None or outs is None or dtype is None or dtype.size == 0:
+            continue
+        if not all(len(s) >= 2 and s[0] > 0 and all(d >= 0 for d in s) for s in ins):
+            continue
+        if nd.op == "Unpack":
+            axis = nd.attr["axis"].i
+            if axis % len(ins[0]) != 0:
+                continue
+        elif nd.op in ("Split", "SplitV"):
+            dim = value(node.inputs[0 if nd.op == "Split" else 2][0])
+            if dim is None or len(dim) != 1 or dim[0] % len(ins[0]) != 0:
+                continue
+        else:
+            cut = list(outs)
+            if nd.op == "StridedSlice":
+                masks = {k: nd.attr[k].i for k in ("ellipsis_mask", "new_axis_mask")}
+                shrink = nd.attr["shrink_axis_mask"].i
+                strides = value(node.inputs[3][0]) if len(node.inputs) > 3 else None
+                if any(masks.values()) or shrink not in (0, 1) or not strides:
+                    continue
+                if any(s != 1 for s in strides):
+                    continue
+                if shrink:
+                    cut = [(1, *o) for o in outs]
+            if any(c[1:] != i[1:] for c, i in zip(cut, ins, strict=True)):
+                continue  # another dimension is cut too: the kernel copies
+        if all((math.prod(s[1:]) * dtype.size) % _VIEW_ALIGN == 0 for s in ins):
+            node.view_of = src
 
 
 def _size_einsum_temps(graph_def, nodes, props1, props2) -> None:

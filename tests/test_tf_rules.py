@@ -11,6 +11,7 @@ from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
 from jupyter_tfmem.estimator import (
     _const_slot,
     _hold_runahead,
+    _mark_dim0_views,
     _runahead_ops,
     _runahead_shares,
     _ungate_loop_entries,
@@ -473,3 +474,74 @@ def test_tfs_function_makes_its_constants_before_its_first_op_runs():
     # the constant is made before the relu, the step's first op, and is kept
     assert made < first_op, big
     assert len([e for e in big[made:] if e[:2] == ("f", 256 * 1024)]) == 0
+
+
+def _cut_graph(inner: int) -> dict[str, Node]:
+    """A (4, batch, inner) float32 tensor cut along dimension 0 and others,
+    with each op marked by ``_mark_dim0_views`` (batches 2 and 3 traced)."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default() as graph:
+        x = tf.compat.v1.placeholder(tf.float32, (4, None, inner), name="x")
+        tf.unstack(x, axis=0, name="rows")
+        tf.unstack(x, num=2, axis=1, name="cols")
+        tf.split(x, 2, axis=0, name="halves")
+        tf.split(x, [1, 3], axis=0, name="uneven")
+        tf.identity(x[1], name="row")
+        tf.identity(x[1:3], name="row_range")
+        tf.identity(x[::2], name="every_other")
+        tf.identity(x[:, 1], name="column")
+        tf.slice(x, [1, 0, 0], [2, -1, -1], name="sliced")
+
+    def props(n: int) -> dict:
+        return {
+            op.name: [(tuple(n if d is None else d for d in o.shape), o.dtype) for o in op.outputs]
+            for op in graph.get_operations()
+        }
+
+    nodes = {
+        op.name: Node(op.name, op.type, [(i.op.name, i.value_index) for i in op.inputs], [], [])
+        for op in graph.get_operations()
+    }
+    _mark_dim0_views(graph.as_graph_def(), nodes, props(2), props(3))
+    return nodes
+
+
+def test_rows_of_whole_64_byte_blocks_are_views_of_the_input():
+    """TF's Unpack, Split, SplitV, Slice and StridedSlice kernels hand out
+    slices of their input's buffer when they cut only dimension 0 and a row is
+    a whole number of 64-byte blocks (TF 2.21 here: a (256, k) float32 tensor
+    cut into rows stays alive whole behind one row for 64 and 128-byte rows,
+    not for 16, 32, 48 or 96).  The measured case is in test_measurement.py."""
+    nodes = _cut_graph(16)  # a row is batch x 64 bytes
+    views = {name: node.view_of for name, node in nodes.items() if node.view_of is not None}
+    by_op = {nodes[name].op: src for name, src in views.items()}
+    assert by_op == {"Unpack": 0, "Split": 1, "SplitV": 0, "StridedSlice": 0, "Slice": 0}
+    assert nodes["rows"].view_of == 0
+    assert nodes["cols"].view_of is None  # cut along dimension 1: copied
+    assert nodes["strided_slice"].view_of == 0  # x[1]
+    assert nodes["strided_slice_1"].view_of == 0  # x[1:3]
+    assert nodes["strided_slice_2"].view_of is None  # x[::2] skips rows
+    assert nodes["strided_slice_3"].view_of is None  # x[:, 1]
+
+    # Rows of 3 floats at batch 2 (24 bytes) are not aligned: every kernel copies.
+    assert not [node for node in _cut_graph(3).values() if node.view_of is not None]
+
+
+def test_a_view_keeps_its_input_alive_until_the_last_row_is_read():
+    f32 = (1.0, 0.0, F32)
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(4.0, 0.0, F32)]),
+        "rows": Node("rows", "Unpack", [("x", 0)], [], [f32] * 4, view_of=0),
+        "a": Node("a", "Relu", [("rows", 0)], [], [f32]),
+        "b": Node("b", "Relu", [("rows", 3)], [], [f32]),
+    }
+    nodes["b"].controls.append("a")
+    order = topo_fifo_order(nodes)
+    live, _ = replay(nodes, order, 1, preset={})
+    at = {name: a for name, (a, _) in zip(order, live, strict=True)}
+    assert at["rows"] == 4.0  # the rows cost nothing more
+    assert at["a"] == 5.0  # x lives on behind row 3 (a's output is not freed: no reader)
+    nodes["rows"].view_of = None
+    live, _ = replay(nodes, topo_fifo_order(nodes), 1, preset={})
+    assert dict(zip(order, live, strict=True))["rows"][0] == 8.0  # copies beside x

@@ -74,6 +74,10 @@ class Node:
     #: a loop Merge's inputs from its NextIterations, which the replay drops
     #: (it has no back edge); the executor model's loop chunks wait on them
     back_edges: tuple[str, ...] = ()
+    #: the input whose buffer every output is a view of: a kernel that cuts
+    #: its input along dimension 0 into rows of whole 64-byte blocks hands
+    #: out slices of that buffer, which lives until the last slice dies
+    view_of: int | None = None
 
 
 @dataclasses.dataclass
@@ -406,6 +410,10 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
     op = node.op
     if op in NO_BUFFER_OPS:
         return None
+    if node.view_of is not None and node.view_of < len(in_bufs):
+        viewed = in_bufs[node.view_of]
+        if viewed is not None:
+            return viewed
     # TensorListFromTensor copies every slice into an aligned element of its
     # own, so it allocates; pushes, pops and reads work on the list in place.
     if (
