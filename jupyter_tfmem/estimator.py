@@ -766,6 +766,7 @@ def _estimate_traced(
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes, second)
     _size_einsum_temps(optimized, nodes, props1, props2)
     _mark_dim0_views(optimized, nodes, props1, props2)
+    _forward_fused_addends(optimized, nodes)
     if threads:
         _size_eigen_conv_buffers(nodes, props2, threads)
         _size_eigen_matmul_copies(nodes, props1, props2)
@@ -2544,6 +2545,32 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
                 continue  # another dimension is cut too: the kernel copies
         if all((math.prod(s[1:]) * dtype.size) % _VIEW_ALIGN == 0 for s in ins):
             node.view_of = src
+
+
+#: Grappler's contractions with fused element-wise ops (on CPU, only with
+#: oneDNN on): the inputs after the two operands are the fused ops' arguments,
+#: one per ``BiasAdd`` or ``Add``, in ``fused_ops`` order.
+_FUSED_CONTRACTIONS = frozenset({"_FusedConv2D", "_FusedConv3D", "_FusedMatMul"})
+
+
+def _forward_fused_addends(graph_def, nodes) -> None:
+    """Let a contraction with a fused ``Add`` write its result into the addend.
+
+    oneDNN runs the fused add as a "sum" post-op on the output, so its kernel
+    first tries ``forward_input_to_output_with_shape`` on the addend
+    (``mkl_conv_ops.cc``, ``mkl_matmul_op_fused.cc``) and only copies it into
+    a new output when someone else still holds it.
+    """
+    for nd in graph_def.node:
+        node = nodes.get(nd.name)
+        if nd.op not in _FUSED_CONTRACTIONS or node is None:
+            continue
+        fused = [op.decode() for op in nd.attr["fused_ops"].list.s]
+        if "Add" not in fused:
+            continue
+        addend = 2 + sum(op in ("BiasAdd", "Add") for op in fused[: fused.index("Add")])
+        if addend < len(node.inputs):
+            node.forwards = {0: (addend,)}
 
 
 def _size_einsum_temps(graph_def, nodes, props1, props2) -> None:
