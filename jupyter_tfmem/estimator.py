@@ -766,8 +766,10 @@ def _estimate_traced(
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes, second)
     _size_einsum_temps(optimized, nodes, props1, props2)
     _mark_dim0_views(optimized, nodes, props1, props2)
-    _forward_fused_addends(optimized, nodes)
+    _mark_free_transposes(optimized, nodes, props1, props2)
     if threads:
+        _forward_fused_addends(optimized, nodes)
+        _merge_pads_into_convolutions(optimized, nodes)
         _size_eigen_conv_buffers(nodes, props2, threads)
         _size_eigen_matmul_copies(nodes, props1, props2)
         _add_onednn_pool_workspaces(optimized, nodes)
@@ -2545,6 +2547,80 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
                 continue  # another dimension is cut too: the kernel copies
         if all((math.prod(s[1:]) * dtype.size) % _VIEW_ALIGN == 0 for s in ins):
             node.view_of = src
+
+
+def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:
+    """A transpose that keeps the order of every dimension bigger than 1 is a reshape.
+
+    TF's ``TransposeOp`` then hands out its input's buffer
+    (``NonSingletonDimensionsAlign`` in ``transpose_op.cc``): Keras'
+    ``Permute((2, 1, 3))`` of a (batch, 64, 1, 256) tensor copies nothing.
+    """
+    import tensorflow as tf
+
+    consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
+    for nd in graph_def.node:
+        node = nodes.get(nd.name)
+        if nd.op not in ("Transpose", "ConjugateTranspose") or node is None:
+            continue
+        if len(node.inputs) < 2 or node.inputs[1][0] not in consts:
+            continue
+        try:
+            perm = tf.make_ndarray(consts[node.inputs[1][0]].attr["value"].tensor).tolist()
+        except Exception:  # noqa: S112
+            continue
+        shapes = [props.get(node.inputs[0][0], []) for props in (props1, props2)]
+        idx = node.inputs[0][1]
+        if not all(idx < len(p) and p[idx][0] is not None for p in shapes):
+            continue
+        dtype = shapes[0][idx][1]
+        if nd.op == "ConjugateTranspose" and getattr(dtype, "is_complex", False):
+            continue  # a conjugate transpose of complex values computes
+        aligned = True
+        for p in shapes:
+            shape = tuple(p[idx][0])
+            if len(perm) != len(shape) or any(d < 0 for d in shape):
+                aligned = False
+                break
+            kept = [axis for axis in range(len(shape)) if shape[axis] != 1]
+            moved = [axis for axis in perm if shape[axis] != 1]
+            aligned = aligned and kept == moved
+        if aligned:
+            node.view_of = 0
+
+
+def _merge_pads_into_convolutions(graph_def, nodes) -> None:
+    """A ``Pad`` read only by a VALID convolution is done inside oneDNN's kernel.
+
+    TF's oneDNN layout pass merges the two into ``_MklPadWithConv2D`` (or
+    ``_MklPadWithFusedConv2D``) for float32 and bfloat16 when the pad's
+    output has no other reader, so the padded copy is never allocated.  In
+    training the filter gradient reads it too, and TF pads as usual.
+    """
+    consumers: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
+    for node in nodes.values():
+        for src in node.inputs:
+            consumers[src].append(node.name)
+    by_name = {nd.name: nd for nd in graph_def.node}
+    onednn = _onednn_dtypes() & {"float32", "bfloat16"}
+    for nd in graph_def.node:
+        node = nodes.get(nd.name)
+        if nd.op != "Pad" or node is None or not node.inputs or not node.outputs:
+            continue
+        spec = node.outputs[0]
+        if spec is None or _dtype_name(spec[2]) not in onednn:
+            continue
+        readers = consumers.get((nd.name, 0), [])
+        if len(readers) != 1:
+            continue
+        conv = by_name.get(readers[0])
+        if (
+            conv is not None
+            and conv.op in ("Conv2D", "_FusedConv2D")
+            and conv.attr["padding"].s == b"VALID"
+            and nodes[conv.name].inputs[:1] == [(nd.name, 0)]
+        ):
+            node.view_of = 0
 
 
 #: Grappler's contractions with fused element-wise ops (on CPU, only with
