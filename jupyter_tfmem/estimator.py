@@ -767,6 +767,7 @@ def _estimate_traced(
     _size_einsum_temps(optimized, nodes, props1, props2)
     _mark_dim0_views(optimized, nodes, props1, props2)
     _mark_free_transposes(optimized, nodes, props1, props2)
+    _add_reduction_transposes(optimized, nodes, props1, props2)
     if threads:
         _forward_fused_addends(optimized, nodes)
         _merge_pads_into_convolutions(optimized, nodes)
@@ -2587,6 +2588,63 @@ def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:
             aligned = aligned and kept == moved
         if aligned:
             node.view_of = 0
+
+
+#: Kernels built on TF's ``ReductionOp`` (``reduction_ops_common.h``).
+_REDUCTIONS = frozenset({"Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "EuclideanNorm"})
+
+
+def _reduction_runs(shape: tuple[int, ...], axes: set[int]) -> int:
+    """How many dimensions ``ReductionHelper::Simplify`` leaves: unit dimensions
+    dropped, neighbours that are both reduced or both kept merged."""
+    runs, last = 0, None
+    for axis, size in enumerate(shape):
+        if size == 1:
+            continue
+        kind = axis in axes
+        if kind != last:
+            runs += 1
+            last = kind
+    return runs
+
+
+def _add_reduction_transposes(graph_def, nodes, props1, props2) -> None:
+    """A reduction TF cannot do in place first copies its input, transposed.
+
+    ``ReductionOp`` reduces in place only when the input, simplified, has at
+    most three dimensions (all reduced; the first or the second of two; the
+    first and third, or the middle one, of three).  Any other pattern (a
+    GroupNormalization's moments over height, width and the channels of a
+    group: kept, reduced, kept, reduced) makes it ``allocate_temp`` a
+    transposed copy of the whole input, with the reduced dimensions last.
+    """
+    import tensorflow as tf
+
+    consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
+    for nd in graph_def.node:
+        node = nodes.get(nd.name)
+        if nd.op not in _REDUCTIONS or node is None or len(node.inputs) < 2:
+            continue
+        const = consts.get(node.inputs[1][0])
+        spec = _spec(nodes, node.inputs[0])
+        if const is None or spec is None:
+            continue
+        try:
+            axes = tf.make_ndarray(const.attr["value"].tensor).reshape(-1).tolist()
+        except Exception:  # noqa: S112
+            continue
+        runs = []
+        for props in (props1, props2):
+            entry = props.get(node.inputs[0][0], [])
+            idx = node.inputs[0][1]
+            if idx >= len(entry) or entry[idx][0] is None:
+                break
+            shape = tuple(entry[idx][0])
+            if any(d < 0 for d in shape) or not shape:
+                break
+            runs.append(_reduction_runs(shape, {a % len(shape) for a in axes}))
+        if len(runs) == 2 and min(runs) > 3:
+            node.pre_temps = (*node.pre_temps, (spec[0], spec[1]))
 
 
 def _merge_pads_into_convolutions(graph_def, nodes) -> None:

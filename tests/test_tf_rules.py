@@ -12,6 +12,7 @@ from jupyter_tfmem.estimator import (
     _const_slot,
     _hold_runahead,
     _mark_dim0_views,
+    _reduction_runs,
     _runahead_ops,
     _runahead_shares,
     _ungate_loop_entries,
@@ -545,3 +546,18 @@ def test_a_view_keeps_its_input_alive_until_the_last_row_is_read():
     nodes["rows"].view_of = None
     live, _ = replay(nodes, topo_fifo_order(nodes), 1, preset={})
     assert dict(zip(order, live, strict=True))["rows"][0] == 8.0  # copies beside x
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes", "runs"),
+    [
+        ((8, 32, 32, 64), {0, 1, 2}, 2),  # BatchNormalization's moments: in place
+        ((8, 100, 64), {1}, 3),  # the middle of three: in place
+        ((8, 100, 64), {0, 2}, 3),  # first and third: in place
+        ((8, 32, 32, 8, 8), {1, 2, 4}, 4),  # GroupNormalization: transposed first
+        ((8, 1, 32, 1, 8), {1, 2, 4}, 2),  # unit dimensions do not count
+        ((8, 32, 32, 64), {0, 2}, 4),
+    ],
+)
+def test_a_reduction_is_done_in_place_only_over_three_simplified_dimensions(shape, axes, runs):
+    assert _reduction_runs(shape, axes) == runs
