@@ -429,6 +429,19 @@ def test_a_reduction_over_scattered_axes_copies_its_input_first():
     _assert_estimate_near_measured(model, 16, training=False)
 
 
+def test_a_max_pool_makes_its_argmax_workspace_in_inference_too():
+    """oneDNN's max pool runs in training mode for float inputs, so it
+    allocates its argmax workspace (4 bytes per output element for a window
+    of 256 or more) even with no gradient to read it: -33% without it."""
+    import keras
+
+    layers = keras.layers
+    inp = keras.Input((64, 64, 8))
+    pooled = layers.MaxPooling2D(16, strides=1, padding="same")(inp)
+    model = keras.Model(inp, layers.GlobalAveragePooling2D()(pooled))
+    _assert_estimate_near_measured(model, 32, training=False)
+
+
 def _assert_estimate_near_measured(model, batch: int, *, training: bool) -> None:
     from jupyter_tfmem import estimate
 
