@@ -2493,6 +2493,33 @@ _VIEW_ALIGN = 64
 _DIM0_VIEW_OPS = {"Unpack": 0, "Split": 1, "SplitV": 0, "Slice": 0, "StridedSlice": 0}
 
 
+def _traced_shapes(props1, props2, tensor: tuple[str, int]) -> list[tuple[int, ...]] | None:
+    """``tensor``'s shape at the two traced batch sizes, or ``None`` if either is unknown."""
+    got = []
+    for props in (props1, props2):
+        entry = props.get(tensor[0], [])
+        if tensor[1] >= len(entry) or entry[tensor[1]][0] is None:
+            return None
+        shape = tuple(entry[tensor[1]][0])
+        if any(d < 0 for d in shape):
+            return None
+        got.append(shape)
+    return got
+
+
+def _const_values(consts: dict[str, Any], name: str) -> list | None:
+    """The flattened values of the ``Const`` node ``name`` (from ``consts``), if it is one."""
+    import tensorflow as tf
+
+    nd = consts.get(name)
+    if nd is None:
+        return None
+    try:
+        return tf.make_ndarray(nd.attr["value"].tensor).reshape(-1).tolist()
+    except Exception:
+        return None
+
+
 def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
     """Make each op that hands out rows of its input a view of that input's buffer.
 
@@ -2500,45 +2527,25 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
     reader: an unrolled RNN's ``unstack`` of the previous layer's stacked
     outputs holds all of them until the backward pass reaches the first step.
     """
-    import tensorflow as tf
-
-    def shapes(tensor):
-        got = []
-        for props in (props1, props2):
-            entry = props.get(tensor[0], [])
-            if tensor[1] >= len(entry) or entry[tensor[1]][0] is None:
-                return None
-            got.append(tuple(entry[tensor[1]][0]))
-        return got
-
-    def value(name):
-        nd = by_name.get(name)
-        if nd is None or nd.op != "Const":
-            return None
-        try:
-            return tf.make_ndarray(nd.attr["value"].tensor).reshape(-1).tolist()
-        except Exception:
-            return None
-
-    by_name = {nd.name: nd for nd in graph_def.node}
+    consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
     for nd in graph_def.node:
         src = _DIM0_VIEW_OPS.get(nd.op)
         node = nodes.get(nd.name)
         if src is None or node is None or len(node.inputs) <= src:
             continue
-        ins = shapes(node.inputs[src])
-        outs = shapes((nd.name, 0))
+        ins = _traced_shapes(props1, props2, node.inputs[src])
+        outs = _traced_shapes(props1, props2, (nd.name, 0))
         dtype = props1.get(nd.name, [(None, None)])[0][1]
         if ins is None or outs is None or dtype is None or dtype.size == 0:
             continue
-        if not all(len(s) >= 2 and s[0] > 0 and all(d >= 0 for d in s) for s in ins):
+        if not all(len(s) >= 2 and s[0] > 0 for s in ins):
             continue
         if nd.op == "Unpack":
             axis = nd.attr["axis"].i
             if axis % len(ins[0]) != 0:
                 continue
         elif nd.op in ("Split", "SplitV"):
-            dim = value(node.inputs[0 if nd.op == "Split" else 2][0])
+            dim = _const_values(consts, node.inputs[0 if nd.op == "Split" else 2][0])
             if dim is None or len(dim) != 1 or dim[0] % len(ins[0]) != 0:
                 continue
         else:
@@ -2546,7 +2553,7 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
             if nd.op == "StridedSlice":
                 masks = {k: nd.attr[k].i for k in ("ellipsis_mask", "new_axis_mask")}
                 shrink = nd.attr["shrink_axis_mask"].i
-                strides = value(node.inputs[3][0]) if len(node.inputs) > 3 else None
+                strides = _const_values(consts, node.inputs[3][0]) if len(node.inputs) > 3 else None
                 if any(masks.values()) or shrink not in (0, 1) or not strides:
                     continue
                 if any(s != 1 for s in strides):
@@ -2566,36 +2573,24 @@ def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:
     (``NonSingletonDimensionsAlign`` in ``transpose_op.cc``): Keras'
     ``Permute((2, 1, 3))`` of a (batch, 64, 1, 256) tensor copies nothing.
     """
-    import tensorflow as tf
-
     consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
     for nd in graph_def.node:
         node = nodes.get(nd.name)
         if nd.op not in ("Transpose", "ConjugateTranspose") or node is None:
             continue
-        if len(node.inputs) < 2 or node.inputs[1][0] not in consts:
+        perm = _const_values(consts, node.inputs[1][0]) if len(node.inputs) > 1 else None
+        shapes = _traced_shapes(props1, props2, node.inputs[0])
+        spec = _spec(nodes, node.inputs[0])
+        if perm is None or shapes is None or spec is None:
             continue
-        try:
-            perm = tf.make_ndarray(consts[node.inputs[1][0]].attr["value"].tensor).tolist()
-        except Exception:  # noqa: S112
-            continue
-        shapes = [props.get(node.inputs[0][0], []) for props in (props1, props2)]
-        idx = node.inputs[0][1]
-        if not all(idx < len(p) and p[idx][0] is not None for p in shapes):
-            continue
-        dtype = shapes[0][idx][1]
-        if nd.op == "ConjugateTranspose" and getattr(dtype, "is_complex", False):
+        if nd.op == "ConjugateTranspose" and getattr(spec[2], "is_complex", False):
             continue  # a conjugate transpose of complex values computes
-        aligned = True
-        for p in shapes:
-            shape = tuple(p[idx][0])
-            if len(perm) != len(shape) or any(d < 0 for d in shape):
-                aligned = False
-                break
-            kept = [axis for axis in range(len(shape)) if shape[axis] != 1]
-            moved = [axis for axis in perm if shape[axis] != 1]
-            aligned = aligned and kept == moved
-        if aligned:
+        if all(
+            len(perm) == len(shape)
+            and [a for a in range(len(shape)) if shape[a] != 1]
+            == [a for a in perm if shape[a] != 1]
+            for shape in shapes
+        ):
             node.view_of = 0
 
 
@@ -2627,32 +2622,17 @@ def _add_reduction_transposes(graph_def, nodes, props1, props2) -> None:
     group: kept, reduced, kept, reduced) makes it ``allocate_temp`` a
     transposed copy of the whole input, with the reduced dimensions last.
     """
-    import tensorflow as tf
-
     consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
     for nd in graph_def.node:
         node = nodes.get(nd.name)
         if nd.op not in _REDUCTIONS or node is None or len(node.inputs) < 2:
             continue
-        const = consts.get(node.inputs[1][0])
+        axes = _const_values(consts, node.inputs[1][0])
+        shapes = _traced_shapes(props1, props2, node.inputs[0])
         spec = _spec(nodes, node.inputs[0])
-        if const is None or spec is None:
+        if axes is None or shapes is None or spec is None or not all(shapes):
             continue
-        try:
-            axes = tf.make_ndarray(const.attr["value"].tensor).reshape(-1).tolist()
-        except Exception:  # noqa: S112
-            continue
-        runs = []
-        for props in (props1, props2):
-            entry = props.get(node.inputs[0][0], [])
-            idx = node.inputs[0][1]
-            if idx >= len(entry) or entry[idx][0] is None:
-                break
-            shape = tuple(entry[idx][0])
-            if any(d < 0 for d in shape) or not shape:
-                break
-            runs.append(_reduction_runs(shape, {a % len(shape) for a in axes}))
-        if len(runs) == 2 and min(runs) > 3:
+        if all(_reduction_runs(s, {a % len(s) for a in axes}) > 3 for s in shapes):
             node.pre_temps = (*node.pre_temps, (spec[0], spec[1]))
 
 
