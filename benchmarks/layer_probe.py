@@ -4,7 +4,7 @@ The zoo's cases are whole models; a kernel rule the replay lacks shows in
 them only where the pattern sits at the peak.  Each model here puts one
 layer pattern (a permute, a padded convolution, a group norm, a max pool,
 ...) at its own peak, so a missing rule shows as a large error in one row.
-Session 34's probe found five such rules this way (docs/engine.md); the
+Session 34's probe found four such rules this way (docs/engine.md); the
 training rows of some models race in TF, so read their runs before a rule.
 
     python benchmarks/layer_probe.py                       # every model, both modes
