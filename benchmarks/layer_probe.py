@@ -4,7 +4,8 @@ The zoo's cases are whole models; a kernel rule the replay lacks shows in
 them only where the pattern sits at the peak.  Each model here puts one
 layer pattern (a permute, a padded convolution, a group norm, a max pool,
 ...) at its own peak, so a missing rule shows as a large error in one row.
-Session 34's probe found four such rules this way (docs/engine.md); the
+Session 34's probe found four such rules this way (docs/engine.md), and
+``tests/test_measurement.py`` checks each rule on its model here; the
 training rows of some models race in TF, so read their runs before a rule.
 
     python benchmarks/layer_probe.py                       # every model, both modes
@@ -19,9 +20,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def _layers() -> Any:
@@ -198,4 +196,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.exit(main())

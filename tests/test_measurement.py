@@ -7,7 +7,9 @@ seconds), so the tests use one run each and tiny models.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,12 @@ from jupyter_tfmem.measurement import (
     measure_builder,
     warm_up,
 )
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+try:
+    import layer_probe  # the models each kernel rule is measured on
+finally:
+    sys.path.pop(0)
 
 
 def _tiny_model(compiled: bool):
@@ -359,17 +367,9 @@ def test_an_unrolled_rnn_cuts_its_input_into_rows_without_copying():
     With 64-byte aligned rows TF's Unpack hands out slices of the input's
     buffer; modelled as copies, the rows doubled the 4 MiB input while it was
     alive (+33%, 12.1 MiB against TF's 9.1)."""
-    import keras
-
-    from jupyter_tfmem import estimate
-
-    inp = keras.Input((32, 512))
-    rnn = keras.layers.SimpleRNN(16, unroll=True)(inp)
-    model = keras.Model(inp, keras.layers.Dense(1)(rnn))
+    model = layer_probe.unrolled_rnn()
     model.compile(optimizer="sgd", loss="mean_squared_error")
-    fp = estimate(model, 64)
-    measured = measure(model, 64, runs=1)
-    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.05
+    _assert_estimate_near_measured(model, 64, training=True)
 
 
 def test_a_convolution_with_a_fused_add_writes_into_the_addend():
@@ -377,69 +377,40 @@ def test_a_convolution_with_a_fused_add_writes_into_the_addend():
     on the CPU (with oneDNN), whose kernel adds into the addend's buffer when
     nothing else holds it.  Modelled as a new output, the 16 MiB result sat
     beside its addend: 40.1 MiB against TF's 24.1."""
-    import keras
-
-    from jupyter_tfmem import estimate
-
-    layers = keras.layers
-    inp = keras.Input((64, 64, 32))
-    shortcut = layers.Conv2D(64, 1)(inp)
-    summed = layers.Add()([layers.Conv2D(64, 3, padding="same")(inp), shortcut])
-    model = keras.Model(inp, layers.GlobalAveragePooling2D()(layers.ReLU()(summed)))
-    fp = estimate(model, 16, training=False)
-    measured = measure(model, 16, training=False, runs=1)
-    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.05
+    _assert_probe_near_measured("conv_shortcut_add")
 
 
 def test_a_transpose_that_only_moves_unit_dimensions_copies_nothing():
     """TF's Transpose kernel hands out its input's buffer when every dimension
     bigger than 1 keeps its order (a reshape): +87% when modelled as a copy."""
-    import keras
-
-    layers = keras.layers
-    inp = keras.Input((64, 1, 256))
-    moved = layers.Conv2D(32, 1)(layers.Permute((2, 1, 3))(inp))
-    model = keras.Model(inp, layers.GlobalAveragePooling2D()(moved))
-    _assert_estimate_near_measured(model, 32, training=False)
+    _assert_probe_near_measured("permute")
 
 
 def test_a_pad_read_only_by_a_valid_convolution_is_merged_into_it():
     """oneDNN's layout pass merges Pad + Conv2D (VALID) into one kernel that
     pads as it reads, when nothing else reads the padded tensor: the padded
     copy was +81% of the inference peak."""
-    import keras
-
-    layers = keras.layers
-    inp = keras.Input((30, 30, 32))
-    conv = layers.Conv2D(32, 3, strides=2)(layers.ZeroPadding2D(1)(inp))
-    model = keras.Model(inp, layers.Flatten()(conv))
-    _assert_estimate_near_measured(model, 32, training=False)
+    _assert_probe_near_measured("padded_convolution")
 
 
 def test_a_reduction_over_scattered_axes_copies_its_input_first():
     """GroupNormalization's moments reduce (batch, h, w, groups, channels)
     over h, w and channels: TF's reduction kernel transposes its whole input
     into a temporary first (-24.8% of the inference peak without it)."""
-    import keras
-
-    layers = keras.layers
-    inp = keras.Input((32, 32, 64))
-    normed = layers.GroupNormalization(8)(layers.Conv2D(64, 3, padding="same")(inp))
-    model = keras.Model(inp, layers.GlobalAveragePooling2D()(layers.Activation("swish")(normed)))
-    _assert_estimate_near_measured(model, 16, training=False)
+    _assert_probe_near_measured("group_norm")
 
 
 def test_a_max_pool_makes_its_argmax_workspace_in_inference_too():
     """oneDNN's max pool runs in training mode for float inputs, so it
     allocates its argmax workspace (4 bytes per output element for a window
     of 256 or more) even with no gradient to read it: -33% without it."""
-    import keras
+    _assert_probe_near_measured("wide_max_pool")
 
-    layers = keras.layers
-    inp = keras.Input((64, 64, 8))
-    pooled = layers.MaxPooling2D(16, strides=1, padding="same")(inp)
-    model = keras.Model(inp, layers.GlobalAveragePooling2D()(pooled))
-    _assert_estimate_near_measured(model, 32, training=False)
+
+def _assert_probe_near_measured(name: str) -> None:
+    """``benchmarks/layer_probe.py``'s model ``name``, in inference at its batch size."""
+    builder, batch = layer_probe.MODELS[name]
+    _assert_estimate_near_measured(builder(), batch, training=False)
 
 
 def _assert_estimate_near_measured(model, batch: int, *, training: bool) -> None:
