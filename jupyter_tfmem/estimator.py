@@ -2644,10 +2644,7 @@ def _merge_pads_into_convolutions(graph_def, nodes) -> None:
     output has no other reader, so the padded copy is never allocated.  In
     training the filter gradient reads it too, and TF pads as usual.
     """
-    consumers: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
-    for node in nodes.values():
-        for src in node.inputs:
-            consumers[src].append(node.name)
+    consumers = _node_consumers(nodes)  # a Pad has one output
     by_name = {nd.name: nd for nd in graph_def.node}
     onednn = _onednn_dtypes() & {"float32", "bfloat16"}
     for nd in graph_def.node:
@@ -2657,7 +2654,7 @@ def _merge_pads_into_convolutions(graph_def, nodes) -> None:
         spec = node.outputs[0]
         if spec is None or _dtype_name(spec[2]) not in onednn:
             continue
-        readers = consumers.get((nd.name, 0), [])
+        readers = consumers.get(nd.name, [])
         if len(readers) != 1:
             continue
         conv = by_name.get(readers[0])
