@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,13 @@ _DRIVER = ZOO_STEP + textwrap.dedent(
 
 
 def tf_runtime_graph(case: str) -> Any:
-    """The step graph TF's executor ran, from TF's own dump."""
+    """The step graph TF's executor ran for a zoo case, from TF's own dump."""
+    return runtime_graph(_DRIVER, case)
+
+
+def runtime_graph(driver: str, *args: str) -> Any:
+    """The step graph TF's executor ran in ``driver``, a fresh process that
+    trains or predicts with Keras (``train_on_batch``, ``fit``...)."""
     from google.protobuf import text_format
     from tensorflow.core.framework import graph_pb2
 
@@ -56,7 +63,7 @@ def tf_runtime_graph(case: str) -> Any:
             PYTHONPATH=str(ROOT),
         )
         subprocess.run(
-            [sys.executable, "-c", _DRIVER, case],
+            [sys.executable, "-c", driver, *args],
             env=env,
             check=True,
             stdout=subprocess.DEVNULL,
@@ -68,20 +75,28 @@ def tf_runtime_graph(case: str) -> Any:
             if "_partition_" not in p.name
         ]
         if not dumps:
-            raise SystemExit(f"{case}: TF wrote no dump of its step function")
+            raise SystemExit(f"{' '.join(args)}: TF wrote no dump of its step function")
         return text_format.Parse(
             max(dumps, key=lambda p: p.stat().st_size).read_text(), graph_pb2.GraphDef()
         )
 
 
 def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tuple[str, ...]]:
-    """The graph the estimate replays (Grappler's output on its trace), and the notes.
+    """The graph the estimate of a zoo case replays, and the estimate's notes."""
+    from jupyter_tfmem.zoo import get_case
+
+    return replayed_graph(get_case(case_name).estimate, open_batch)
+
+
+def replayed_graph(
+    estimate: Callable[[], Any], open_batch: bool = False
+) -> tuple[Any, tuple[str, ...]]:
+    """The graph ``estimate()`` replays (Grappler's output on its trace), and the notes.
 
     ``open_batch`` makes the estimate take its fallback, one trace with an
     open batch dimension, for comparison.
     """
     from jupyter_tfmem.engine import grappler, helper_process
-    from jupyter_tfmem.zoo import get_case
 
     graphs = []
     second_pass = grappler.second_pass
@@ -90,16 +105,20 @@ def estimator_graph(case_name: str, open_batch: bool = False) -> tuple[Any, tupl
         graphs.append(second_pass(first, fetches))
         return graphs[-1]
 
-    case = get_case(case_name)
     structure = grappler.structure
+    switch = os.environ.get(helper_process.ENV_SWITCH)
     grappler.second_pass = keep
     os.environ[helper_process.ENV_SWITCH] = "0"  # every graph optimized here, for keep()
     if open_batch:  # no two graphs compare equal: the estimate falls back
         grappler.structure = lambda *graph: object()
     try:
-        fp = case.estimate()
+        fp = estimate()
     finally:
         grappler.second_pass, grappler.structure = second_pass, structure
+        if switch is None:
+            del os.environ[helper_process.ENV_SWITCH]
+        else:
+            os.environ[helper_process.ENV_SWITCH] = switch
     # With an open-batch fallback the third graph is the one replayed.
     return graphs[-1], fp.notes
 

@@ -133,6 +133,64 @@ def test_grappler_runs_as_many_passes_as_tfs_function_runtime(tmp_path):
     assert {n: mine[n] for n in shared} == {n: theirs[n] for n in shared}
 
 
+_KERAS_STEPS = """
+import sys
+
+import numpy as np
+
+sys.path.insert(0, sys.argv[1])
+import layer_probe
+
+model = layer_probe.gated_multiply()
+model.compile(optimizer="adam", loss="mean_squared_error")
+x, y = np.ones((8, *model.input_shape[1:]), "float32"), np.ones((8, 1), "float32")
+for _ in range(2):
+    model.train_on_batch(x, y)
+"""
+
+
+def test_a_keras_steps_products_read_their_operands_in_the_runtimes_order():
+    # Grappler's common-subexpression pass orders a commutative op's operands
+    # by name, and MinimizeBroadcasts regroups a chain of products by that
+    # order: in the gated product's gradient, (1/n * Tile) * x in one order
+    # and Tile * (1/n * x) in the other, which frees the broadcast sooner.
+    # The names of the step's inputs take part, so the trace must name them
+    # as Keras's step function does.
+    import sys
+    from pathlib import Path
+
+    import keras
+
+    import jupyter_tfmem as jt
+
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    sys.path.insert(0, str(benchmarks))
+    try:
+        import graph_match
+        import layer_probe
+    finally:
+        sys.path.pop(0)
+
+    theirs = graph_match.runtime_graph(_KERAS_STEPS, str(benchmarks))
+    keras.backend.clear_session()  # the model's names as in a fresh process
+    model = layer_probe.gated_multiply()
+    model.compile(optimizer="adam", loss="mean_squared_error")
+    ours, _ = graph_match.replayed_graph(lambda: jt.estimate(model, 8, training=True))
+
+    def products(graph_def):  # the model's own, forward and backward
+        ops = graph_match._operands(graph_def)
+        return {
+            name: inputs
+            for name, (op, inputs) in ops.items()
+            if op in graph_match.COMMUTATIVE and name.startswith(("functional", "gradient_tape"))
+        }
+
+    t, o = products(theirs), products(ours)
+    assert len(t) >= 4 and set(t) == set(o)
+    assert any(o[n][0] == "<arg>" or o[n][1] == "<arg>" for n in o)  # an input takes part
+    assert o == t
+
+
 def test_a_target_whose_zeros_grappler_merged_into_the_loss_is_a_plain_placeholder_again():
     # A known-shape input gets a zeros default while Grappler runs.  In its
     # second pass, common-subgraph elimination may merge that default into an

@@ -107,8 +107,16 @@ def trace_step(
     marks: dict[str, Any] = {"skip_update": update_from is not None}
     step = make_step(model, training=training, loss_fn=loss_fn, optimizer=optimizer, marks=marks)
 
-    fn = tf.function(step, autograph=False)
-    signature = (x_specs, y_specs) if training else (x_specs,)
+    def one_step_on_data(data):
+        # Keras runs its step as a function of one argument, ``data``, so TF
+        # names the step's inputs data, data_1, ...  Grappler orders the
+        # operands of commutative ops by name, and those orders decide which
+        # buffer an element-wise op writes into and how MinimizeBroadcasts
+        # regroups a product: the trace names its inputs the same way.
+        return step(*data)
+
+    fn = tf.function(one_step_on_data, autograph=False)
+    signature = ((x_specs, y_specs) if training else (x_specs,),)
 
     # Graph-mode custom gradients register a gradient function in TF's global
     # registry, closing over this trace's tensors: drop what the trace adds so
