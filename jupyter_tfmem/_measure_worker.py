@@ -93,6 +93,15 @@ def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
         # Inference too: the compile config carries jit_compile, which decides
         # whether predict_on_batch runs as one XLA executable.
         compile_saved = bool(source.get("compiled"))
+        # A model takes its own dtype policy from the global one when it is
+        # built, and its config does not record it: rebuilt under float32, a
+        # mixed-precision Functional model autocasts differently (its
+        # Embedding gathers from a bfloat16 copy of the table instead of
+        # casting the float32 rows it gathered).  So it is rebuilt under the
+        # policy the user's model has (or the one asked for).
+        policy = precision or source.get("policy")
+        if policy is not None:
+            keras.config.set_dtype_policy(policy)
         # The file was written by our own parent from the user's in-memory model,
         # so Lambda layers in it are the user's own code.
         model = _rebuild_from_file(keras, source["path"], compile_saved)
@@ -367,10 +376,12 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
         phase[0] = "compile"
         if training:
             _compile(keras, model, spec, notes)
-            notes.append(
-                f"optimizer {type(model.optimizer).__name__}; "
-                f"jit_compile={getattr(model, 'jit_compile', None)}"
-            )
+            opt = model.optimizer
+            name = type(opt).__name__
+            inner = getattr(opt, "inner_optimizer", None)
+            if inner is not None:  # compile() wrapped it for mixed_float16
+                name += f"({type(inner).__name__})"
+            notes.append(f"optimizer {name}; jit_compile={getattr(model, 'jit_compile', None)}")
         elif getattr(model, "compiled", False):
             notes.append(f"jit_compile={getattr(model, 'jit_compile', None)}")
         phase[0] = "batch"

@@ -475,8 +475,14 @@ def measure(
             "kind": "file",
             "path": path,
             "compiled": bool(getattr(model, "compiled", False)),
+            "policy": _policy_name(model),
         }
         return _collect(spec, runs, timeout, env, workdir, calibrate)
+
+
+def _policy_name(model: Any) -> str | None:
+    """The dtype policy the model itself was built under (``None`` if it has none)."""
+    return getattr(getattr(model, "dtype_policy", None), "name", None)
 
 
 def measure_builder(

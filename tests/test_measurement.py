@@ -229,10 +229,59 @@ def test_precision_rebuilds_the_copy_and_keeps_its_compile_config():
     before = _snapshot(model)
     result = measure(model, 4, precision="mixed_float16", runs=1)
     assert any("mixed_float16" in note for note in result.notes)
-    assert any("optimizer SGD" in note for note in result.notes)
+    # compile() scales the loss of a mixed_float16 model, as the estimate does
+    assert any("optimizer LossScaleOptimizer(SGD)" in note for note in result.notes)
     assert result.peak_bytes >= _weight_bytes(model)
     _assert_same(before, _snapshot(model))
     assert all(w.dtype == "float32" for w in model.weights)
+
+
+def _gathers(model):
+    """The dtype of every gather in the model's traced inference call."""
+    import tensorflow as tf
+
+    @tf.autograph.experimental.do_not_convert
+    def call(x):
+        return model(x, training=False)
+
+    spec = tf.TensorSpec((2, *model.input_shape[1:]), model.inputs[0].dtype)
+    graph = tf.function(call).get_concrete_function(spec).graph
+    return [op.outputs[0].dtype.name for op in graph.get_operations() if op.type == "GatherV2"]
+
+
+def test_a_saved_copy_is_rebuilt_under_the_dtype_policy_of_the_users_model(tmp_path):
+    # A Functional model takes its own dtype policy from the global one, and
+    # its saved config does not hold it.  Rebuilt under float32, a
+    # mixed_bfloat16 model's Embedding gathered from a bfloat16 copy of its
+    # table instead of gathering float32 rows: the measured step was not the
+    # user's (1.5 MiB against 3.3 for layer_probe's masked embedding).
+    import keras
+
+    from jupyter_tfmem import _measure_worker
+    from jupyter_tfmem.measurement import _save_copy
+
+    previous = keras.config.dtype_policy()
+    try:
+        keras.config.set_dtype_policy("mixed_bfloat16")
+        inp = keras.Input((6,), dtype="int32")
+        pooled = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(30, 4)(inp))
+        model = keras.Model(inp, keras.layers.Dense(1)(pooled))
+        keras.config.set_dtype_policy("float32")  # as in a notebook that set it back
+        path = str(tmp_path / "model.keras")
+        _save_copy(model, path)
+        source = {"kind": "file", "path": path, "compiled": False}
+        rebuilt = {}
+        for policy in (None, model.dtype_policy.name):
+            keras.config.set_dtype_policy("float32")
+            spec = {"source": {**source, "policy": policy}}
+            rebuilt[policy] = _measure_worker._load_model(keras, spec, [])
+    finally:
+        keras.config.set_dtype_policy(previous)
+    assert rebuilt[None].dtype_policy.name == "float32"
+    assert _gathers(rebuilt[None]) != _gathers(model)  # what the copy did before
+    fixed = rebuilt[model.dtype_policy.name]
+    assert fixed.dtype_policy.name == "mixed_bfloat16"
+    assert _gathers(fixed) == _gathers(model) == ["float32"]
 
 
 def test_optimizer_override_replaces_only_the_optimizer():
