@@ -10,6 +10,11 @@ training rows of some models race in TF, so read their runs before a rule.
 
     python benchmarks/layer_probe.py                       # every model, both modes
     python benchmarks/layer_probe.py --models permute,group_norm --modes infer --runs 3
+    python benchmarks/layer_probe.py --precision mixed_bfloat16 --modes train
+
+Under ``--precision`` the models are built under that dtype policy, as a
+user who sets it first builds them.  Session 35's precision rows found two
+faults of ``measure()`` itself, not of the estimate (docs/guarantees.md).
 """
 
 from __future__ import annotations
@@ -104,6 +109,13 @@ def upsample_concat() -> Any:
     return keras.Model(inp, layers.Conv2D(8, 1)(layers.Concatenate()([inp, up])))
 
 
+def bilinear_upsampling() -> Any:
+    keras, layers = _layers()
+    inp = keras.Input((32, 32, 16))
+    x = layers.Conv2D(16, 3, padding="same")(layers.UpSampling2D(interpolation="bilinear")(inp))
+    return keras.Model(inp, layers.GlobalAveragePooling2D()(x))
+
+
 def softmax_axis1() -> Any:
     keras, layers = _layers()
     inp = keras.Input((64, 128))
@@ -145,6 +157,7 @@ MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "dense_residual": (dense_residual, 32),
     "gated_multiply": (gated_multiply, 64),
     "upsample_concat": (upsample_concat, 16),
+    "bilinear_upsampling": (bilinear_upsampling, 16),
     "softmax_axis1": (softmax_axis1, 32),
     "separable_conv": (separable_conv, 16),
     "conv3d": (conv3d, 8),
@@ -157,6 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
     parser.add_argument("--modes", default="infer,train", help="infer, train or both")
     parser.add_argument("--runs", type=int, default=1, help="fresh TF processes per row")
+    parser.add_argument(
+        "--precision",
+        help="build every model under this Keras dtype policy (e.g. mixed_bfloat16) and "
+        "measure it so",
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
@@ -179,12 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         builder, batch = MODELS[name]
         for mode in modes:
             keras.backend.clear_session()
-            model = builder()
+            previous = keras.config.dtype_policy()
+            keras.config.set_dtype_policy(args.precision or previous)
+            try:
+                model = builder()
+            finally:
+                keras.config.set_dtype_policy(previous)
             training = mode == "train"
             if training:
                 model.compile(optimizer="adam", loss="mean_squared_error")
             est = estimate(model, batch, training=training).peak_bytes
-            got = measure(model, batch, training=training, runs=args.runs)
+            got = measure(model, batch, training=training, precision=args.precision, runs=args.runs)
             err = 100 * (est - got.peak_bytes) / got.peak_bytes
             runs = ", ".join(f"{r / mib:.2f}" for r in got.runs)
             print(

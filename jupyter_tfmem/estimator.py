@@ -431,10 +431,11 @@ def _with_dtype(config: Any, policy: str) -> Any:
     """A layer config whose layers name no dtype policy (inputs keep theirs).
 
     Rebuilt under a global policy, such layers take that policy; an InputLayer
-    keeps its data dtype (float32 images, int32 tokens).
+    keeps its data dtype (float32 images, int32 tokens), and so does a
+    serialized tensor (a saved model's layer inputs name their dtypes).
     """
     if isinstance(config, dict):
-        if config.get("class_name") == "InputLayer":
+        if config.get("class_name") in ("InputLayer", "__keras_tensor__"):
             return config
         out = {}
         for key, value in config.items():
