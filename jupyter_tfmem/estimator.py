@@ -1242,10 +1242,13 @@ def _estimate_xla_step(
     var_layer, var_category = _variable_owners(model, owner_opt)
     all_vars = list(model.variables) + (list(owner_opt.variables) if training else [])
     persistent = [_variable_buffer(v, var_layer, var_category) for v in all_vars]
-    per_sample = sum(
+    # Each input and target is a tensor of its own in TF's allocator: one
+    # buffer for all of them asks for a region of another size.
+    per_input = [
         s.dtype.size * math.prod(s.shape[1:])
         for s in tf.nest.flatten(x_specs) + (tf.nest.flatten(y_specs) if training else [])
-    )
+    ]
+    per_sample = sum(per_input)
     cats: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0])
     per_layer: dict[str, dict[str, list[float]]] = collections.defaultdict(
         lambda: collections.defaultdict(lambda: [0.0, 0.0])
@@ -1273,7 +1276,8 @@ def _estimate_xla_step(
     for m in _slack_ladder(batch_size):
         sim = BFCModel()
         _allocate_persistent(sim, creation)
-        sim.alloc(("input",), int(per_sample * m), "input_batch")
+        for i, size in enumerate(per_input):
+            sim.alloc(("input", i), int(size * m), "input_batch")
         for _ in range(2):  # warm-up, then the measured step
             sim.reset_peak()
             sim.alloc(("xla", "temp"), int(temp[0] + temp[1] * m), "temporaries")
