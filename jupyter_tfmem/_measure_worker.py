@@ -69,15 +69,32 @@ def _rebuild_from_file(
 
     with zipfile.ZipFile(path) as archive:
         config = json.loads(archive.read("config.json"))
-    if not compile_saved:
-        config.pop("compile_config", None)
+    compile_config = config.pop("compile_config", None)
     if precision is not None:
         own = config.get("config") or {}
         config["config"] = {
             k: (v if k == "dtype" else _with_dtype(v, precision)) for k, v in own.items()
         }
     with keras.saving.custom_object_scope({}):
-        return keras.saving.deserialize_keras_object(config, safe_mode=False)
+        model = keras.saving.deserialize_keras_object(config, safe_mode=False)
+        if compile_saved and compile_config is not None:
+            _compile_as_saved(keras, model, compile_config)
+    return model
+
+
+def _compile_as_saved(keras: Any, model: Any, compile_config: dict[str, Any]) -> None:
+    """``compile()`` with the saved arguments, as the user's own code called it.
+
+    Keras's ``compile_from_config`` also builds the optimizer's slots at once,
+    which the user's ``compile()`` leaves to the first training step: slots
+    made before the batch (or, in inference, slots never made) change where
+    TF's allocator puts everything after them.  A dense residual model's XLA
+    inference measured 22.05 MiB so, and 20.54 built from code.  A model
+    that overrides ``compile()`` is left uncompiled, as Keras leaves it.
+    """
+    if type(model).compile is not keras.Model.compile:
+        return
+    model.compile(**keras.saving.deserialize_keras_object(compile_config, safe_mode=False))
 
 
 def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
