@@ -11,10 +11,13 @@ training rows of some models race in TF, so read their runs before a rule.
     python benchmarks/layer_probe.py                       # every model, both modes
     python benchmarks/layer_probe.py --models permute,group_norm --modes infer --runs 3
     python benchmarks/layer_probe.py --precision mixed_bfloat16 --modes train
+    python benchmarks/layer_probe.py --jit          # whole-step XLA
 
 Under ``--precision`` the models are built under that dtype policy, as a
 user who sets it first builds them.  Session 35's precision rows found two
 faults of ``measure()`` itself, not of the estimate (docs/guarantees.md).
+Its ``--jit`` rows found the XLA step's batch modelled as one buffer
+(docs/engine.md, point 8).
 """
 
 from __future__ import annotations
@@ -175,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
         help="build every model under this Keras dtype policy (e.g. mixed_bfloat16) and "
         "measure it so",
     )
+    parser.add_argument(
+        "--jit", action="store_true", help="compile every model with jit_compile=True (XLA)"
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
@@ -204,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 keras.config.set_dtype_policy(previous)
             training = mode == "train"
-            if training:
-                model.compile(optimizer="adam", loss="mean_squared_error")
+            if training or args.jit:
+                model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=args.jit)
             est = estimate(model, batch, training=training).peak_bytes
             got = measure(model, batch, training=training, precision=args.precision, runs=args.runs)
             err = 100 * (est - got.peak_bytes) / got.peak_bytes
