@@ -32,9 +32,8 @@ ZOO_STEP = textwrap.dedent(
     if case.precision:
         keras.config.set_dtype_policy(case.precision)
     model = case.builder()
-    if case.training:
-        loss = case.loss if case.loss is not None else worker.DEFAULT_LOSS
-        model.compile(optimizer=case.make_optimizer(), loss=loss)
+    if case.training:  # as the measuring worker compiles it (an XLA case keeps jit_compile)
+        worker._compile(keras, model, {"optimizer": case.optimizer, "loss": case.loss}, [])
     x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
 
 
