@@ -168,6 +168,26 @@ MODELS: dict[str, tuple[Callable[[], Any], int]] = {
 }
 
 
+def build(
+    name: str, *, training: bool, precision: str | None = None, jit: bool = False
+) -> tuple[Any, int]:
+    """Model ``name`` and its batch size, built under ``precision`` (a Keras dtype
+    policy) and compiled as the probe runs it: Adam and a squared error for
+    training, and ``jit_compile`` (for inference too) with ``jit``."""
+    import keras
+
+    builder, batch = MODELS[name]
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(precision or previous)
+    try:
+        model = builder()
+    finally:
+        keras.config.set_dtype_policy(previous)
+    if training or jit:
+        model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=jit)
+    return model, batch
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated model names")
@@ -200,18 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{'model':20s} {'mode':5s} {'batch':>5s} {'estimate':>9s} {'TF':>9s} {'error':>7s}  runs"
     )
     for name in names:
-        builder, batch = MODELS[name]
         for mode in modes:
             keras.backend.clear_session()
-            previous = keras.config.dtype_policy()
-            keras.config.set_dtype_policy(args.precision or previous)
-            try:
-                model = builder()
-            finally:
-                keras.config.set_dtype_policy(previous)
             training = mode == "train"
-            if training or args.jit:
-                model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=args.jit)
+            model, batch = build(name, training=training, precision=args.precision, jit=args.jit)
             est = estimate(model, batch, training=training).peak_bytes
             got = measure(model, batch, training=training, precision=args.precision, runs=args.runs)
             err = 100 * (est - got.peak_bytes) / got.peak_bytes

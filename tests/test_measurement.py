@@ -290,18 +290,11 @@ def test_a_copy_under_another_precision_builds_its_weights_once():
     TF's allocator, and the step fitted into their chunks: 9.97 MiB for this
     model's bfloat16 training step against 13.50 estimated and 14.01 in a
     process that built it once."""
-    import keras
-
     from jupyter_tfmem import estimate
 
-    builder, batch = layer_probe.MODELS["bilinear_upsampling"]
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_bfloat16")
-    try:
-        model = builder()
-    finally:
-        keras.config.set_dtype_policy(previous)
-    model.compile(optimizer="adam", loss="mean_squared_error")
+    model, batch = layer_probe.build(
+        "bilinear_upsampling", training=True, precision="mixed_bfloat16"
+    )
     fp = estimate(model, batch)
     measured = measure(model, batch, precision="mixed_bfloat16", runs=1)
     assert any("mixed_bfloat16" in note for note in measured.notes)
@@ -318,9 +311,7 @@ def test_a_saved_copy_is_compiled_without_building_its_optimizer_early(tmp_path)
     from jupyter_tfmem import _measure_worker
     from jupyter_tfmem.measurement import _save_copy
 
-    builder, _ = layer_probe.MODELS["dense_residual"]
-    model = builder()
-    model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=True)
+    model, _ = layer_probe.build("dense_residual", training=False, jit=True)
     path = str(tmp_path / "model.keras")
     _save_copy(model, path)
     spec = {"source": {"kind": "file", "path": path, "compiled": True, "policy": "float32"}}
@@ -334,10 +325,7 @@ def test_a_jit_compiled_models_inference_is_measured_as_its_process_runs_it():
     """The copy's optimizer slots, built at load time, sat in TF's allocator
     before the batch: 22.05 MiB measured against 20.54 in a process that
     built the model from code (and in the estimate)."""
-    builder, batch = layer_probe.MODELS["dense_residual"]
-    model = builder()
-    model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=True)
-    _assert_estimate_near_measured(model, batch, training=False)
+    _assert_probe_near_measured("dense_residual", jit=True)
 
 
 def test_optimizer_override_replaces_only_the_optimizer():
@@ -527,10 +515,7 @@ def test_a_jit_compiled_steps_inputs_and_targets_are_buffers_of_their_own():
     batch was one allocation of the inputs and targets together: a request
     just over the 4 MiB input opened an 8 MiB region, and the step's buffer
     a 16 MiB one (+19.6% for this model, +33% for an unrolled RNN)."""
-    builder, batch = layer_probe.MODELS["permute"]
-    model = builder()
-    model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=True)
-    _assert_estimate_near_measured(model, batch, training=True)
+    _assert_probe_near_measured("permute", training=True, jit=True)
 
 
 def test_the_variables_handles_and_seed_tensors_are_in_the_allocator_before_the_step():
@@ -553,13 +538,10 @@ def test_the_variables_handles_and_seed_tensors_are_in_the_allocator_before_the_
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.02
 
 
-def _assert_probe_near_measured(name: str, *, training: bool = False) -> None:
-    """``benchmarks/layer_probe.py``'s model ``name`` at its batch size, compiled
-    for training as the probe compiles it."""
-    builder, batch = layer_probe.MODELS[name]
-    model = builder()
-    if training:
-        model.compile(optimizer="adam", loss="mean_squared_error")
+def _assert_probe_near_measured(name: str, *, training: bool = False, jit: bool = False) -> None:
+    """``benchmarks/layer_probe.py``'s model ``name`` at its batch size, built and
+    compiled as the probe runs it."""
+    model, batch = layer_probe.build(name, training=training, jit=jit)
     _assert_estimate_near_measured(model, batch, training=training)
 
 
