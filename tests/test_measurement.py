@@ -521,21 +521,15 @@ def test_a_jit_compiled_steps_inputs_and_targets_are_buffers_of_their_own():
 def test_the_variables_handles_and_seed_tensors_are_in_the_allocator_before_the_step():
     """TF holds a 256-byte handle per variable, made after its first value,
     and a random draw's seed tensors around the draw.  Without them the
-    chunks this small MLP's step starts from were not TF's, and its batch-1
-    step landed in other chunks: 9.6 MiB against TF's 10.1 in every run."""
+    chunks this MobileNetV3's inference starts from were not TF's: 2.1%
+    under TF's 14.13 MiB, which TF gives in every run (an inference step
+    does not race; the batch-1 MLP of the docs does, from 8.6 to 10.1)."""
     from jupyter_tfmem.zoo import get_case
 
-    case = get_case("mnist_mlp_b1_nesterov")
+    case = get_case("mobilenetv3small_128_infer_b7")
     fp = case.estimate()
-    measured = measure_builder(
-        case.name,
-        case.batch_size,
-        training=case.training,
-        optimizer=case.optimizer,
-        loss=case.loss,
-        runs=1,
-    )
-    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.02
+    measured = measure_builder(case.name, case.batch_size, training=False, runs=1)
+    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.01
 
 
 def _assert_probe_near_measured(name: str, *, training: bool = False, jit: bool = False) -> None:
