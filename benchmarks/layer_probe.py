@@ -148,6 +148,13 @@ def attention_block() -> Any:
     return keras.Model(inp, layers.Dense(1)(layers.GlobalAveragePooling1D()(x)))
 
 
+def embedding_bag() -> Any:
+    keras, layers = _layers()
+    inp = keras.Input((50,), dtype="int32")
+    x = layers.GlobalAveragePooling1D()(layers.Embedding(100_000, 64)(inp))
+    return keras.Model(inp, layers.Dense(1)(x))
+
+
 #: name -> (builder, batch size)
 MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "permute": (permute, 32),
@@ -165,6 +172,7 @@ MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "separable_conv": (separable_conv, 16),
     "conv3d": (conv3d, 8),
     "attention_block": (attention_block, 32),
+    "embedding_bag": (embedding_bag, 64),
 }
 
 

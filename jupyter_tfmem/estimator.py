@@ -1494,10 +1494,11 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
     A write to a variable whose buffer others still hold copies it first, so
     every slot of a group but the last one written (in ``order``) gets its own
     copy in the warm-up step; a slot never written keeps the buffer, and then
-    all written ones copy.
+    all written ones copy.  In a replay with threads the last one copies too
+    when its write starts while another's copy is still being made (an
+    embedding table's two Adam slots: +10.9% without it, docs/engine.md).
     """
     from .engine.opsem import VARIABLE_WRITE_OPS
-    from .engine.schedule import started_ops
 
     members: dict[tuple, list[str]] = collections.defaultdict(list)
     for key, _, _, _, group in creation:
@@ -1508,7 +1509,13 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
         return {}, []
     written: list[str] = []
     seen = set()
-    for name in started_ops(order):
+    running: dict[str, str] = {}  # a first write in flight -> its variable
+    overlapped = set()  # variables whose first write started while another's ran
+    for item in order:
+        start, name = (True, item) if isinstance(item, str) else (item[0] == "s", item[1])
+        if not start:
+            running.pop(name, None)
+            continue
         node = nodes[name]
         if node.op not in VARIABLE_WRITE_OPS or not node.inputs:
             continue
@@ -1516,13 +1523,20 @@ def _shared_slots(nodes, order, creation) -> tuple[dict, list[tuple[str, int]]]:
         if ph in group_of and ph not in seen:
             seen.add(ph)
             written.append(ph)
+            if any(group_of[other] == group_of[ph] for other in running.values()):
+                overlapped.add(ph)
+            if not isinstance(item, str):
+                running[name] = ph
     last = {group_of[ph]: ph for ph in written}
     holders = {}
     for group, phs in members.items():
         if len(phs) > 1:
             unwritten = [ph for ph in phs if ph not in seen]
             holders[group] = ("p", unwritten[0] if unwritten else last[group])
-    copies = [(ph, 0) for ph in written if holders[group_of[ph]] != ("p", ph)]
+    # The last one written keeps the buffer, unless it started while another
+    # copy of it was still being made: that copy holds the buffer too, so the
+    # last write copies as well and the buffer is freed.
+    copies = [(ph, 0) for ph in written if holders[group_of[ph]] != ("p", ph) or ph in overlapped]
     return holders, copies
 
 

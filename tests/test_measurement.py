@@ -532,6 +532,20 @@ def test_the_variables_handles_and_seed_tensors_are_in_the_allocator_before_the_
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.01
 
 
+def test_an_embedding_tables_two_adam_slots_both_copy_their_zeros_in_the_first_step():
+    """The table's gradient reaches both Adam slots at once: TF starts the
+    velocity's copy of their shared zeros while the momentum's is still being
+    made, so both copy and the zeros are freed.  Keeping them, as for a slot
+    written alone, put the second step's dense gradient in a 40 MiB chunk:
+    +10.9% (154.4 against TF's 139.2 MiB in 3 of 3 runs)."""
+    from jupyter_tfmem import estimate
+
+    model, batch = layer_probe.build("embedding_bag", training=True)
+    fp = estimate(model, batch, training=True)
+    measured = measure(model, batch, training=True, runs=3)
+    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.03
+
+
 def _assert_probe_near_measured(name: str, *, training: bool = False, jit: bool = False) -> None:
     """``benchmarks/layer_probe.py``'s model ``name`` at its batch size, built and
     compiled as the probe runs it."""
