@@ -155,6 +155,14 @@ def embedding_bag() -> Any:
     return keras.Model(inp, layers.Dense(1)(x))
 
 
+def dropout_mlp() -> Any:
+    keras, layers = _layers()
+    inp = keras.Input((256,))
+    x = layers.Dropout(0.5)(layers.Dense(1024, activation="relu")(inp))
+    x = layers.Dropout(0.3)(layers.Dense(1024, activation="relu")(x))
+    return keras.Model(inp, layers.Dense(1)(x))
+
+
 #: name -> (builder, batch size)
 MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "permute": (permute, 32),
@@ -173,6 +181,7 @@ MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "conv3d": (conv3d, 8),
     "attention_block": (attention_block, 32),
     "embedding_bag": (embedding_bag, 64),
+    "dropout_mlp": (dropout_mlp, 256),
 }
 
 
