@@ -12,12 +12,16 @@ training rows of some models race in TF, so read their runs before a rule.
     python benchmarks/layer_probe.py --models permute,group_norm --modes infer --runs 3
     python benchmarks/layer_probe.py --precision mixed_bfloat16 --modes train
     python benchmarks/layer_probe.py --jit          # whole-step XLA
+    python benchmarks/layer_probe.py --models dense_stack --modes train --optimizer adafactor
 
 Under ``--precision`` the models are built under that dtype policy, as a
 user who sets it first builds them.  Session 35's precision rows found two
 faults of ``measure()`` itself, not of the estimate (docs/guarantees.md).
 Its ``--jit`` rows found the XLA step's batch modelled as one buffer
-(docs/engine.md, point 8).
+(docs/engine.md, point 8).  Session 36's rows of optimizers and
+``mixed_float16`` found two faults of the allocator model (``embedding_bag``
+with Adam, ``dropout_mlp``'s inference) and one of ``measure()``
+(``dense_stack`` under ``mixed_float16``: a skipped update was measured).
 """
 
 from __future__ import annotations
@@ -163,6 +167,15 @@ def dropout_mlp() -> Any:
     return keras.Model(inp, layers.Dense(1)(x))
 
 
+def dense_stack() -> Any:
+    keras, layers = _layers()
+    inp = keras.Input((1024,))
+    x = inp
+    for _ in range(3):
+        x = layers.Dense(1024, activation="relu")(x)
+    return keras.Model(inp, layers.Dense(1)(x))
+
+
 #: name -> (builder, batch size)
 MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "permute": (permute, 32),
@@ -182,15 +195,22 @@ MODELS: dict[str, tuple[Callable[[], Any], int]] = {
     "attention_block": (attention_block, 32),
     "embedding_bag": (embedding_bag, 64),
     "dropout_mlp": (dropout_mlp, 256),
+    "dense_stack": (dense_stack, 32),
 }
 
 
 def build(
-    name: str, *, training: bool, precision: str | None = None, jit: bool = False
+    name: str,
+    *,
+    training: bool,
+    precision: str | None = None,
+    jit: bool = False,
+    optimizer: str = "adam",
 ) -> tuple[Any, int]:
     """Model ``name`` and its batch size, built under ``precision`` (a Keras dtype
-    policy) and compiled as the probe runs it: Adam and a squared error for
-    training, and ``jit_compile`` (for inference too) with ``jit``."""
+    policy) and compiled as the probe runs it: ``optimizer`` (Adam unless
+    told) and a squared error for training, and ``jit_compile`` (for
+    inference too) with ``jit``."""
     import keras
 
     builder, batch = MODELS[name]
@@ -201,8 +221,22 @@ def build(
     finally:
         keras.config.set_dtype_policy(previous)
     if training or jit:
-        model.compile(optimizer="adam", loss="mean_squared_error", jit_compile=jit)
+        model.compile(optimizer=_optimizer(optimizer), loss="mean_squared_error", jit_compile=jit)
     return model, batch
+
+
+def _optimizer(name: str) -> Any:
+    """A Keras optimizer by name; ``sgdm`` is SGD with momentum 0.9, ``adam_accum2``
+    Adam accumulating gradients over 2 steps."""
+    import keras
+
+    if name == "sgdm":
+        return keras.optimizers.SGD(momentum=0.9)
+    if name.startswith("adam_accum"):
+        return keras.optimizers.Adam(gradient_accumulation_steps=int(name[len("adam_accum") :]))
+    if name == "lamb":
+        return keras.optimizers.Lamb()
+    return keras.optimizers.get(name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -217,6 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--jit", action="store_true", help="compile every model with jit_compile=True (XLA)"
+    )
+    parser.add_argument(
+        "--optimizer",
+        default="adam",
+        help="optimizer for training rows: a Keras name (adamw, adafactor, lion, ...), "
+        "sgdm (momentum 0.9) or adam_accum2 (default: adam)",
     )
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
@@ -240,7 +280,13 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes:
             keras.backend.clear_session()
             training = mode == "train"
-            model, batch = build(name, training=training, precision=args.precision, jit=args.jit)
+            model, batch = build(
+                name,
+                training=training,
+                precision=args.precision,
+                jit=args.jit,
+                optimizer=args.optimizer,
+            )
             est = estimate(model, batch, training=training).peak_bytes
             got = measure(model, batch, training=training, precision=args.precision, runs=args.runs)
             err = 100 * (est - got.peak_bytes) / got.peak_bytes

@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Any
 
-from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, warm_up
+from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, until_applied, warm_up
 
 #: Integer inputs without an Embedding to bound them get tokens in [0, this).
 SMALL_INT_RANGE = 2
@@ -413,9 +413,6 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
             notes.append(f"warm-up: the optimizer applied no update in {warm_steps} steps")
         elif warm_steps > 1:
             notes.append(f"warm-up: the optimizer applied its first update in step {warm_steps}")
-        gc.collect()
-        tf.config.experimental.reset_memory_stats(device)
-        before = tf.config.experimental.get_memory_info(device)["current"]
         # With gradient accumulation only one step in k updates the weights,
         # and the steps differ in what they allocate: read the peak over a
         # whole cycle of k steps, the one a training run is bound to reach.
@@ -424,11 +421,26 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
             cycle = max(1, int(getattr(model.optimizer, "gradient_accumulation_steps", 0) or 1))
             if cycle > 1:
                 notes.append(f"peak over {cycle} steps (gradient_accumulation_steps={cycle})")
-        step_started = time.perf_counter()
-        for _ in range(cycle):
-            step()
-        step_seconds = (time.perf_counter() - step_started) / cycle
-        info = tf.config.experimental.get_memory_info(device)
+
+        def measured_step() -> tuple[int, dict[str, int], float]:
+            gc.collect()
+            tf.config.experimental.reset_memory_stats(device)
+            before = tf.config.experimental.get_memory_info(device)["current"]
+            step_started = time.perf_counter()
+            for _ in range(cycle):
+                step()
+            seconds = (time.perf_counter() - step_started) / cycle
+            return before, tf.config.experimental.get_memory_info(device), seconds
+
+        # A cycle of accumulating steps is read as it comes: the estimate
+        # replays every sequence of its branches (docs/engine.md, point 7).
+        (before, info, step_seconds), runs, applied = until_applied(
+            measured_step, model, training and cycle == 1
+        )
+        if not applied:
+            notes.append(f"measured step: the optimizer applied no update in {runs} steps")
+        elif runs > 1:
+            notes.append(f"measured step: the loss scale skipped {runs - 1} update(s) before it")
 
     device_used, device_used_source = None, ""
     if device.upper().startswith("GPU"):

@@ -21,6 +21,7 @@ from jupyter_tfmem.measurement import (
     Measurement,
     measure,
     measure_builder,
+    until_applied,
     warm_up,
 )
 
@@ -174,6 +175,22 @@ def test_warm_up_stops_at_the_first_update_or_the_cap(update_at, start, expected
     model = type("Model", (), {"optimizer": optimizer})()
     assert warm_up(optimizer.step, model, training=True) == expected
     assert optimizer.steps == expected[0]
+
+
+@pytest.mark.parametrize(
+    ("update_at", "expected"),
+    [(1, (1, 1, True)), (4, (4, 4, True)), (None, (MAX_WARMUP_STEPS, MAX_WARMUP_STEPS, False))],
+)
+def test_the_measured_step_is_one_that_applies_the_update(update_at, expected):
+    optimizer = _Optimizer(update_at)
+
+    def measured_step() -> int:  # what a reading of the peak would return
+        optimizer.step()
+        return optimizer.steps
+
+    model = type("Model", (), {"optimizer": optimizer})()
+    assert until_applied(measured_step, model, training=True) == expected
+    assert until_applied(measured_step, model, training=False)[1:] == (1, True)
 
 
 def test_inference_warms_up_with_one_step_even_with_an_optimizer():
@@ -554,19 +571,40 @@ def test_a_variable_the_step_never_reads_is_made_where_the_model_made_it():
     _assert_probe_near_measured("dropout_mlp")
 
 
-def _assert_probe_near_measured(name: str, *, training: bool = False, jit: bool = False) -> None:
+def test_a_loss_scaled_step_is_measured_when_it_applies_the_update():
+    """Under mixed_float16 this MLP's first step applies its update at the
+    initial loss scale and the next four overflow and skip it.  The measured
+    step used to be the first of those: 51.7 MiB (50.2 to 52.4), where the
+    steps a training run repeats, and the estimate, reach 56.2 (58.2 in one
+    run of six: the median of three is read)."""
+    _assert_probe_near_measured(
+        "dense_stack", training=True, precision="mixed_float16", within=0.02, runs=3
+    )
+
+
+def _assert_probe_near_measured(
+    name: str,
+    *,
+    training: bool = False,
+    jit: bool = False,
+    precision: str | None = None,
+    within: float = 0.05,
+    runs: int = 1,
+) -> None:
     """``benchmarks/layer_probe.py``'s model ``name`` at its batch size, built and
     compiled as the probe runs it."""
-    model, batch = layer_probe.build(name, training=training, jit=jit)
-    _assert_estimate_near_measured(model, batch, training=training)
+    model, batch = layer_probe.build(name, training=training, jit=jit, precision=precision)
+    _assert_estimate_near_measured(model, batch, training=training, within=within, runs=runs)
 
 
-def _assert_estimate_near_measured(model, batch: int, *, training: bool) -> None:
+def _assert_estimate_near_measured(
+    model, batch: int, *, training: bool, within: float = 0.05, runs: int = 1
+) -> None:
     from jupyter_tfmem import estimate
 
     fp = estimate(model, batch, training=training)
-    measured = measure(model, batch, training=training, runs=1)
-    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.05
+    measured = measure(model, batch, training=training, runs=runs)
+    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < within
 
 
 def _estimated_grouped_convolution(shape: tuple[int, ...], layer) -> tuple:
