@@ -555,12 +555,7 @@ def test_an_embedding_tables_two_adam_slots_both_copy_their_zeros_in_the_first_s
     made, so both copy and the zeros are freed.  Keeping them, as for a slot
     written alone, put the second step's dense gradient in a 40 MiB chunk:
     +10.9% (154.4 against TF's 139.2 MiB in 3 of 3 runs)."""
-    from jupyter_tfmem import estimate
-
-    model, batch = layer_probe.build("embedding_bag", training=True)
-    fp = estimate(model, batch, training=True)
-    measured = measure(model, batch, training=True, runs=3)
-    assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.03
+    _assert_probe_near_measured("embedding_bag", training=True, within=0.03, runs=3)
 
 
 def test_a_variable_the_step_never_reads_is_made_where_the_model_made_it():
