@@ -570,10 +570,11 @@ def test_a_loss_scaled_step_is_measured_when_it_applies_the_update():
     """Under mixed_float16 this MLP's first step applies its update at the
     initial loss scale and the next four overflow and skip it.  The measured
     step used to be the first of those: 51.7 MiB (50.2 to 52.4), where the
-    steps a training run repeats, and the estimate, reach 56.2 (58.2 in one
-    run of six: the median of three is read)."""
+    steps a training run repeats, and the estimate, reach 56.2.  TF's applied
+    step gives 56.2 or 58.2 (-3.4%; two of three runs in one loaded CI run),
+    so the check allows 5%: the skipped step was 7% to 12% under."""
     _assert_probe_near_measured(
-        "dense_stack", training=True, precision="mixed_float16", within=0.02, runs=3
+        "dense_stack", training=True, precision="mixed_float16", within=0.05, runs=3
     )
 
 
