@@ -100,9 +100,11 @@ def estimate(
 
     ``optimizer`` and ``loss`` override the compiled ones; a model that is not
     compiled and gets no optimizer is estimated for training with Adam (and the
-    footprint's notes say so).  ``input_shapes`` (shapes without the batch
-    dimension, one per input) is needed only when the model's inputs have
-    unknown dimensions other than the batch.  The model is never changed.
+    footprint's notes say so).  The metrics given to ``compile`` are part of
+    the training step, as in ``fit`` (updated on copies, never the model's
+    own).  ``input_shapes`` (shapes without the batch dimension, one per
+    input) is needed only when the model's inputs have unknown dimensions
+    other than the batch.  The model is never changed.
 
     ``replicas`` (or a ``tf.distribute.MirroredStrategy`` as ``strategy``, whose
     ``num_replicas_in_sync`` is used) estimates data-parallel training over
@@ -120,6 +122,7 @@ def estimate(
     import keras
 
     from .distribute import data_parallel, gradient_bytes, replicas_from
+    from .engine.metrics import MetricUpdateError
 
     _check_batch(batch_size)
     threads = _executor_threads(device)
@@ -171,7 +174,7 @@ def estimate(
                     )
                 finally:
                     _BATCHES.reset(batches)
-        except MemoryError:
+        except (MemoryError, MetricUpdateError):
             raise
         except Exception as err:
             step = "training" if training else "inference"
@@ -596,6 +599,18 @@ def _with_batch_dim(specs: Any, batch: int | None) -> Any:
     )
 
 
+def _step_metrics(model: Any, training: bool, notes: list[str]) -> Any:
+    """Copies of the metrics Keras's train step updates (``None`` for inference)."""
+    if not training:
+        return None
+    from .engine.metrics import StepMetrics
+
+    metrics = StepMetrics(model)
+    for name in metrics.left_out:
+        notes.append(f"Metric {name!r} cannot be copied, so its update is left out of the step.")
+    return metrics
+
+
 def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     """The step's optimized graph and its tensors' shapes at the two ``_BATCHES``.
 
@@ -623,6 +638,8 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     # the gradient sizes the tape reads at b1, given again to every other trace
     sizes: list[int] = []
 
+    metrics = _step_metrics(model, training, notes)
+
     def trace(batch, update_from=None):
         with tape_sizes(sizes, replay=batch != b1):
             return trace_step(
@@ -633,6 +650,7 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
                 loss_fn=loss_fn,
                 optimizer=opt,
                 update_from=update_from,
+                metrics=metrics,
             )
 
     def retrace(batch, first):
@@ -1141,6 +1159,8 @@ def _optimizer_key(opt: Any) -> tuple[str, str]:
 
 
 def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
+    from .engine.metrics import metrics_key
+
     return (
         training,
         None if opt is None else _optimizer_key(opt),
@@ -1148,10 +1168,11 @@ def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
         str(x_specs),
         str(y_specs),
         tuple(id(v) for v in model.variables),
+        metrics_key(model) if training else None,
     )
 
 
-def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches):
+def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches, notes):
     """XLA's ``(temporary, output)`` bytes for the whole step at each of ``batches``.
 
     XLA's compiler reads the variables' shapes from the variables themselves,
@@ -1169,7 +1190,13 @@ def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches):
         compile_opt = _fresh_optimizer(opt)
         _build_without_memory(compile_opt, list(model.trainable_variables))
         xla.fill_slots(list(compile_opt.variables))
-    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=compile_opt)
+    step = make_step(
+        model,
+        training=training,
+        loss_fn=loss_fn,
+        optimizer=compile_opt,
+        metrics=_step_metrics(model, training, notes),
+    )
     structures = (x_specs, y_specs) if training else (x_specs,)
     sizes = [len(tf.nest.flatten(s)) for s in structures]
 
@@ -1230,7 +1257,7 @@ def _estimate_xla_step(
         (t1, o1), (t2, o2) = per_model[key]
     else:
         (t1, o1), (t2, o2) = per_model[key] = _compile_xla_step(
-            model, training, x_specs, y_specs, loss_fn, opt, (b1, b2)
+            model, training, x_specs, y_specs, loss_fn, opt, (b1, b2), notes
         )
     bt = (t2 - t1) / (b2 - b1)
     bo = (o2 - o1) / (b2 - b1)

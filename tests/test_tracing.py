@@ -246,12 +246,20 @@ def _canonical(traced) -> tuple:
     return nodes, sorted(traced.fetches), traced.outputs, traced.arg_names
 
 
+def scored_mlp() -> keras.Model:
+    """``normed_mlp`` compiled with metrics, which the step updates after the optimizer."""
+    model = normed_mlp()
+    model.compile("sgd", "mse", metrics=["mae", keras.metrics.AUC(num_thresholds=50)])
+    return model
+
+
 @pytest.mark.parametrize(
     ("build", "optimizer", "precision"),
     [
         (normed_mlp, "adam", None),
         (token_classifier, "adamw", None),  # sparse rows through AdamW's plain ops
         (normed_mlp, "sgd", "mixed_float16"),  # a loss-scale cond in the update
+        (scored_mlp, "adam", None),  # metrics read the batch after the update
     ],
 )
 def test_a_retrace_that_reuses_the_first_update_is_the_graph_a_full_retrace_gives(

@@ -42,10 +42,17 @@ class TracedStep:
     #: variable's handle or a constant): TF numbers eager tensors as they are
     #: made, so the ids give the order building the model made them in
     made_order: dict[str, int] = dataclasses.field(default_factory=dict)
-    #: the ops made from the optimizer's update on (with the function's
-    #: outputs), in the order they were made; empty where the update may
-    #: depend on the batch size (see ``_update_is_batch_free``)
+    #: the ops of the optimizer's update, in the order they were made; empty
+    #: where the update may depend on the batch size (see
+    #: ``_update_is_batch_free``)
     update_nodes: list[str] = dataclasses.field(default_factory=list)
+    #: with ``update_nodes``: the ops tf.function made after the step returned
+    #: (its outputs, made to wait for every side effect, the update's too)
+    closing_nodes: list[str] = dataclasses.field(default_factory=list)
+    #: in a step traced without its update: how many nodes and function
+    #: inputs it had made where the update would have begun, so that an
+    #: update taken from another trace goes where a full trace has it
+    update_at: tuple[int, int] | None = None
 
 
 def _layer_index_from_scope(model: Any, layer_ids: dict[int, int]) -> int:
@@ -75,6 +82,7 @@ def trace_step(
     loss_fn: Any,
     optimizer: Any,
     update_from: TracedStep | None = None,
+    metrics: Any = None,
 ) -> TracedStep | None:
     """Trace ``model``'s train (or predict) step for the given input specs.
 
@@ -82,8 +90,9 @@ def trace_step(
     the caller owns it, so building it never touches the user's optimizer.
 
     With ``update_from`` (a trace of the same training step at another batch
-    size whose ``update_nodes`` are known), only the forward and backward
-    passes are traced and the optimizer's update is taken from
+    size whose ``update_nodes`` are known), the step is traced without the
+    optimizer's update (forward and backward passes, and ``metrics``, an
+    ``engine.metrics.StepMetrics``, if given) and the update is taken from
     ``update_from``: the update reads only the gradients and the variables,
     and TF names every op of a retrace alike, so the result is the graph a
     full trace gives (``tests/test_tracing.py``).  That saves more than half
@@ -105,7 +114,16 @@ def trace_step(
         return None
 
     marks: dict[str, Any] = {"skip_update": update_from is not None}
-    step = make_step(model, training=training, loss_fn=loss_fn, optimizer=optimizer, marks=marks)
+    if update_from is not None:
+        marks["update_names"] = update_from.update_nodes
+    step = make_step(
+        model,
+        training=training,
+        loss_fn=loss_fn,
+        optimizer=optimizer,
+        marks=marks,
+        metrics=metrics,
+    )
 
     def one_step_on_data(data):
         # Keras runs its step as a function of one argument, ``data``, so TF
@@ -160,16 +178,23 @@ def trace_step(
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
     update_nodes: list[str] = []
+    closing_nodes: list[str] = []
+    update_at = None
     grads = marks.pop("grads", [])  # the step function must not keep the graph alive
     if "update_start" in marks:
         made = [op.name for op in graph.get_operations()]
         if update_from is not None:
-            kept = set(made[: marks["update_start"]])
+            # the function's inputs are its arguments, then its captures in order
+            args = len(graph.inputs) - len(graph.captures)
+            update_at = (marks["update_start"], args + marks["update_captures"])
+            kept = set(made[: marks["step_end"]])
             keep = [n for n in graph_def.node if n.name in kept]
             del graph_def.node[:]
             graph_def.node.extend(keep)
-        elif _update_is_batch_free(graph_def, made[marks["update_start"] :], grads):
-            update_nodes = made[marks["update_start"] :]
+        else:
+            update = made[marks["update_start"] : marks["update_end"]]
+            if _update_is_batch_free(graph_def, update, grads):
+                update_nodes, closing_nodes = update, made[marks["step_end"] :]
     # A function's resource arguments tell Grappler their variables' shapes
     # (TF's runtime sets these on the _Arg nodes; grappler.optimize turns
     # placeholders into _Arg nodes).
@@ -203,6 +228,8 @@ def trace_step(
         arg_names=[t.op.name for t in graph.inputs],
         made_order=made_order,
         update_nodes=update_nodes,
+        closing_nodes=closing_nodes,
+        update_at=update_at,
     )
     if update_from is None:
         return traced
@@ -287,15 +314,16 @@ _INT_TYPES = (tf.int32.as_datatype_enum, tf.int64.as_datatype_enum)
 
 
 def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
-    """``traced`` (forward and backward passes only) with ``other``'s update appended.
+    """``traced`` (the step traced without its update) with ``other``'s update put in.
 
     The two traces name their ops alike, except perhaps the placeholders of
     captured tensors; those are matched by position, as the function's
     arguments list them in the order they were captured.  ``None`` if an
     update op reads a node ``traced`` does not have.
     """
-    update = set(other.update_nodes)
-    if not update:
+    closing = set(other.closing_nodes)
+    update = set(other.update_nodes) | closing
+    if not other.update_nodes:
         return None
     other_args = [a for a in other.arg_names if a not in update]
     if len(other_args) != len(traced.arg_names):
@@ -310,16 +338,26 @@ def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
     gd = traced.graph_def
     have = {n.name for n in gd.node}
     nodes = [n for n in other.graph_def.node if n.name in update]
-    if have & update or len(nodes) != len(update):
+    if have & update or len(nodes) != len(update) or traced.update_at is None:
         return None
     have |= update
+    # The update goes where a full trace makes it, before the metrics; the
+    # step's outputs, which wait for it, close the graph.
+    at, at_arg = traced.update_at
+    after = list(gd.node[at:])
+    del gd.node[at:]
+    copied_nodes = []
     for node in nodes:
-        copied = gd.node.add()
+        copied = type(node)()
         copied.CopyFrom(node)
         del copied.input[:]
         copied.input.extend(ref(r) for r in node.input)
         if any(r.lstrip("^").partition(":")[0] not in have for r in copied.input):
             return None
+        copied_nodes.append(copied)
+    gd.node.extend(n for n in copied_nodes if n.name not in closing)
+    gd.node.extend(after)
+    gd.node.extend(n for n in copied_nodes if n.name in closing)
     functions = {f.signature.name for f in gd.library.function}
     for f in other.graph_def.library.function:
         if f.signature.name not in functions:
@@ -332,16 +370,22 @@ def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
     def pick(mapping: dict) -> dict:
         return {k: v for k, v in mapping.items() if k in update}
 
+    # the update's side effects join the fetches, in the other trace's order
+    fetches = [ref(f) if f.lstrip("^").partition(":")[0] in update else f for f in other.fetches]
+    if any(f.lstrip("^").partition(":")[0] not in have for f in fetches):
+        return None
     return dataclasses.replace(
         traced,
-        fetches=[ref(f) for f in other.fetches],
+        fetches=fetches,
         outputs=[(rename.get(n, n), i) for n, i in other.outputs],
         variable_placeholders={**traced.variable_placeholders, **pick(other.variable_placeholders)},
         op_layer={**traced.op_layer, **pick(other.op_layer)},
         call_shapes={**traced.call_shapes, **pick(other.call_shapes)},
         constant_placeholders=traced.constant_placeholders
         + [c for c in other.constant_placeholders if c in update],
-        arg_names=traced.arg_names + [a for a in other.arg_names if a in update],
+        arg_names=traced.arg_names[:at_arg]
+        + [a for a in other.arg_names if a in update]
+        + traced.arg_names[at_arg:],
         made_order={**traced.made_order, **pick(other.made_order)},
     )
 
@@ -367,15 +411,27 @@ def forget_gradients_since(registered: set[str] | None) -> None:
 
 
 def make_step(
-    model: Any, *, training: bool, loss_fn: Any, optimizer: Any, marks: dict | None = None
+    model: Any,
+    *,
+    training: bool,
+    loss_fn: Any,
+    optimizer: Any,
+    marks: dict | None = None,
+    metrics: Any = None,
 ) -> Any:
     """The Python function of one Keras train (or predict) step, to be traced.
 
-    ``marks``, if given, receives how many ops the graph held when the update
-    began (``update_start``) and the gradients (``grads``); with
-    ``marks["skip_update"]`` the step stops there.
+    ``metrics`` (an ``engine.metrics.StepMetrics``) are updated where Keras's
+    ``train_step`` updates them: the loss tracker before the loss is scaled,
+    the compiled metrics after the optimizer's update.  ``marks``, if given,
+    receives how many ops the graph held when the update began
+    (``update_start``) and ended (``update_end``) and the gradients
+    (``grads``); with ``marks["skip_update"]`` the update is left out.
     """
     trainable = list(model.trainable_variables)
+
+    def made() -> int:
+        return len(ops.get_default_graph().get_operations())
 
     def train_step(x, y):
         with tf.GradientTape() as tape:
@@ -383,15 +439,27 @@ def make_step(
             loss = loss_fn(y, y_pred)
             if model.losses:
                 loss = loss + tf.add_n([tf.cast(v, loss.dtype) for v in model.losses])
+            if metrics is not None:
+                metrics.track_loss(loss, x)
             scaled = optimizer.scale_loss(loss) if hasattr(optimizer, "scale_loss") else loss
         grads = tape.gradient(scaled, trainable)
         if marks is not None:
-            marks["update_start"] = len(ops.get_default_graph().get_operations())
+            marks["update_start"] = made()
+            marks["update_captures"] = len(ops.get_default_graph().captures)
             marks["grads"] = list(grads)
-            if marks.get("skip_update"):
-                return loss
-        optimizer.apply(grads, trainable)
-        return loss
+        if marks is None or not marks.get("skip_update"):
+            optimizer.apply(grads, trainable)
+        else:
+            # The update's names stay taken, so the ops made after it (the
+            # metrics) are named as in a full trace.
+            for name in marks.get("update_names", ()):
+                ops.get_default_graph().unique_name(name)
+        if marks is not None:
+            marks["update_end"] = made()
+        results = loss if metrics is None else [loss, *metrics.update(y, y_pred)]
+        if marks is not None:
+            marks["step_end"] = made()
+        return results
 
     def predict_step(x):
         return model(x, training=False)
