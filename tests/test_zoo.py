@@ -77,6 +77,25 @@ def test_cheap_builders_make_fresh_uncompiled_models_of_the_declared_inputs(buil
             assert all(t.shape[-1] > 1 for t in model.outputs)
 
 
+@pytest.mark.parametrize(
+    "builder_name", ["scored_token_lm", "scored_multilabel", "scored_cnn", "scored_segmenter"]
+)
+def test_scored_builders_keep_their_metrics_when_the_case_compiles_them(builder_name):
+    import keras
+
+    from jupyter_tfmem import _measure_worker as worker
+
+    builder = getattr(zoo, builder_name)
+    case = next(c for c in zoo.CASES.values() if c.builder is builder)
+    model = builder()
+    metrics = model.get_compile_config()["metrics"]
+    assert metrics
+    # the measuring worker compiles with the case's optimizer and loss
+    worker._compile(keras, model, {"optimizer": case.optimizer, "loss": case.loss}, [])
+    assert model.get_compile_config()["metrics"] == metrics
+    assert model.loss == case.loss
+
+
 def test_unknown_case_lists_the_valid_names():
     with pytest.raises(ValueError, match="mlp_infer"):
         zoo.get_case("resnet9000")
