@@ -18,6 +18,10 @@ gradient's rows, as Keras' optimizers do for an embedding) against an
 element-wise product of its input, and prints how much slower per byte
 than that the scatter-add runs; the engine's ``SCATTER_SLOWDOWN`` is the
 geometric mean.
+Then it times the two cross-entropy kernels (a softmax, its log and its
+gradient over every row of logits, in one kernel) against an element-wise
+product of the logits, per byte; the engine's ``XENT_SLOWDOWN`` is the
+geometric mean (``--xent`` times only these).
 With ``--dtypes`` it times products, convolution gradients and element-wise
 kernels in float64, float16 and bfloat16 against float32 instead, with the
 spread of each factor over the shapes (docs/engine.md, point 3: a cost model
@@ -31,6 +35,7 @@ gives (a float16 filter gradient can take seconds: this takes some minutes).
     python benchmarks/kernel_costs.py
     python benchmarks/kernel_costs.py --dtypes
     python benchmarks/kernel_costs.py --filters
+    python benchmarks/kernel_costs.py --xent
 """
 
 from __future__ import annotations
@@ -80,7 +85,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time convolution filter gradients against input gradients in each dtype instead",
     )
+    parser.add_argument(
+        "--xent",
+        action="store_true",
+        help="time only the cross-entropy kernels against an element-wise product",
+    )
     args = parser.parse_args(argv)
+    if args.xent:
+        cross_entropies(tf)
+        return 0
     if args.dtypes:
         dtype_factors(tf)
         return 0
@@ -113,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     dense_gradients(tf)
     reductions(tf)
     scatter_adds(tf)
+    cross_entropies(tf)
     return 0
 
 
@@ -218,6 +232,49 @@ def scatter_adds(tf) -> None:
         )
     print(f"scatter-add slowdown per byte: geometric mean {_geomean(factors):.2f}, "
           f"{min(factors):.2f} to {max(factors):.2f}")  # fmt: skip
+
+
+#: (rows, classes) of logits: a language model's tokens, a classifier's images, and a
+#: segmenter's pixels
+XENT_SHAPES = [(2048, 8000), (512, 32000), (4096, 1000), (256, 1000), (8192, 100), (131072, 21)]
+
+
+def cross_entropies(tf) -> None:
+    """The cross-entropy kernels' time per byte against an element-wise product's.
+
+    Both kernels read the logits and write a gradient of their shape (and a
+    loss per row), the bytes a product of the logits moves, so the time
+    ratio is the slowdown per byte the cost model needs.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    factors: dict[str, list[float]] = {"sparse": [], "dense": []}
+    for rows, classes in XENT_SHAPES:
+        logits = tf.constant(rng.standard_normal((rows, classes), dtype=np.float32))
+        ids = tf.constant(rng.integers(0, classes, rows).astype(np.int32))
+        dense = tf.one_hot(ids, classes)
+        sparse = tf.function(
+            lambda x, i: tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=x, labels=i)[1]
+        )
+        full = tf.function(
+            lambda x, y: tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=x, labels=y)[1]
+        )
+        product = tf.function(lambda x: x * 0.5)
+        product_ms = timed(lambda x=logits, f=product: f(x))
+        sparse_ms = timed(lambda x=logits, i=ids, f=sparse: f(x, i))
+        # the dense kernel reads its labels too: a third of the bytes more
+        full_ms = timed(lambda x=logits, y=dense, f=full: f(x, y))
+        factors["sparse"].append(sparse_ms / product_ms)
+        factors["dense"].append(full_ms / product_ms / 1.5)
+        print(
+            f"{rows} x {classes} logits: sparse cross-entropy {sparse_ms:.2f} ms, "
+            f"dense {full_ms:.2f} ms, the logits times 0.5 {product_ms:.2f} ms; "
+            f"slower per byte: {factors['sparse'][-1]:.2f} and {factors['dense'][-1]:.2f}"
+        )
+    for kind, values in factors.items():
+        print(f"{kind} cross-entropy slowdown per byte: geometric mean {_geomean(values):.2f}, "
+              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
 
 
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES

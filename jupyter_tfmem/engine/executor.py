@@ -115,6 +115,16 @@ ONEDNN_FILTER_GRAD_NEEDS = {"float16": None, "bfloat16": "amx_bf16"}
 #: With it, the Nadam update of a 30,000 x 48 embedding keeps its squared
 #: gradient alive until the second scatter-add starts, as TF's profile does.
 SCATTER_SLOWDOWN = 3.6
+#: The cross-entropy kernels (a softmax, its log and its gradient over every
+#: row of logits, in one kernel) run slower per byte they read and write than
+#: an element-wise product: 3.0 to 5.5 times for the sparse one, 1.5 to 3.0
+#: for the dense one, over six shapes of logits (a language model's, a
+#: classifier's, a segmenter's) on an Intel Xeon (geometric means 4.1 and
+#: 2.3: ``python benchmarks/kernel_costs.py --xent``).  Costed
+#: by its bytes, the loss of a softmax over 8,000 words ended before a metric
+#: reading the softmax had started, so the logits were freed early: TF's
+#: profile holds them, the loss still running, when the metric allocates.
+XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.1, "SoftmaxCrossEntropyWithLogits": 2.3}
 
 #: Expensive kernels that copy nothing: a resource variable's read hands out
 #: the variable's own buffer (the replay aliases it), so it costs the
@@ -269,6 +279,8 @@ def op_duration(
         moved *= reduction_slowdown
     elif op == "UnsortedSegmentSum":
         moved *= SCATTER_SLOWDOWN
+    else:
+        moved *= XENT_SLOWDOWN.get(op, 1.0)
     return _OVERHEAD + flops / _FLOP_RATE + moved
 
 
