@@ -836,8 +836,15 @@ def _estimate_traced(
         for (ph, _), buf in preset.items()
         if buf.keep and not buf.persistent
     ]
+    # The loss tracker is made when the model is compiled, before the batch;
+    # the compiled metrics' state as Keras builds the first step, after it
+    # and before the slots.
+    roles = [traced.metric_roles.get(key[1]) if key[0] == "p" else None for key, *_ in creation]
+    tracker = [e for e, r in zip(creation, roles, strict=True) if r == "tracker"]
+    state = [e for e, r in zip(creation, roles, strict=True) if r == "metric"]
+    creation = [e for e, r in zip(creation, roles, strict=True) if r is None]
     at = next((i for i, e in enumerate(creation) if e[2] == "optimizer_state"), len(creation))
-    creation = creation[:at] + batch + creation[at:]
+    creation = creation[:at] + tracker + batch + state + creation[at:]
 
     orders = _branch_orders(nodes, order, notes)
     schedules = [orders]

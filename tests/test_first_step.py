@@ -175,6 +175,10 @@ def test_the_replay_copies_only_kernels_an_op_may_still_read_at_their_update(mon
     model = scope["model"]
     estimate(model, 16, optimizer=keras.optimizers.SGD(), loss="mse")
     params, copied = found[0]
+    # the kernels of layers d160, d224 and d8 (the loss tracker's two
+    # scalars are updated too, and copied where their reads may still run)
+    params = [p for p in params if "/d" in p[0]]
+    copied = [p for p in copied if "/d" in p[0]]
     assert len(params) == 3
     # the input gradients of the second and third layers read their kernels
     # while those kernels' updates may already run; the first kernel's update

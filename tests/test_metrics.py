@@ -95,3 +95,19 @@ def test_a_metric_that_cannot_be_copied_is_left_out_and_named():
     assert any("'odd'" in note and "left out" in note for note in fp.notes)
     # the copyable one is still traced
     assert fp.peak_bytes > jt.estimate(token_head([]), 16).peak_bytes
+
+
+def test_an_uncopyable_metric_of_one_output_leaves_the_others_in_place():
+    # one entry per output: dropping the first would give the second output's
+    # metric to the first
+    inp = keras.Input((16,))
+    first = keras.layers.Dense(3, activation="softmax", name="first")(inp)
+    second = keras.layers.Dense(1, name="second")(inp)
+    model = keras.Model(inp, [first, second])
+    model.compile(
+        optimizer="sgd",
+        loss=["sparse_categorical_crossentropy", "mse"],
+        metrics=[Uncopyable(2.0, name="odd"), "mae"],
+    )
+    fp = jt.estimate(model, 8)
+    assert any("'odd'" in note for note in fp.notes)

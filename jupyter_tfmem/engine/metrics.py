@@ -37,20 +37,27 @@ class StepMetrics:
         #: metrics that could not be copied, so the trace leaves them out
         self.left_out: list[str] = []
         if compiled is not None:
+            outputs = len(compiled.output_names or ())
             self.compiled = CompileMetrics(
-                self._fresh(compiled._user_metrics),
-                self._fresh(compiled._user_weighted_metrics),
+                self._fresh(compiled._user_metrics, outputs),
+                self._fresh(compiled._user_weighted_metrics, outputs),
                 output_names=compiled.output_names,
             )
 
-    def _fresh(self, metrics: Any) -> Any:
-        """``metrics`` with every Metric object replaced by a new one of the same config."""
+    def _fresh(self, metrics: Any, outputs: int = 0) -> Any:
+        """``metrics`` with every Metric object replaced by a new one of the same config.
+
+        One left out is dropped from its list, except from a list of one entry
+        per output (of ``outputs`` > 1), where ``None`` keeps the others' places.
+        """
         import keras
 
         if isinstance(metrics, dict):
             return {k: self._fresh(v) for k, v in metrics.items()}
         if isinstance(metrics, (list, tuple)):
             fresh = [self._fresh(m) for m in metrics]
+            if outputs > 1 and len(fresh) == outputs:
+                return fresh
             return [m for m in fresh if m is not None]
         if not isinstance(metrics, keras.metrics.Metric):
             return metrics  # a name or a function: Keras makes a new object from it
@@ -63,6 +70,18 @@ class StepMetrics:
         except Exception:  # any failure means: it cannot be copied
             self.left_out.append(getattr(metrics, "name", type(metrics).__name__))
             return None
+
+    def roles(self) -> dict[int, tuple[Any, str]]:
+        """Each variable of these metrics by ``id``: ``(variable, "tracker" or "metric")``.
+
+        Keras makes the loss tracker when the model is compiled and the
+        compiled metrics' state as it builds the first step (before the
+        optimizer's slots); the estimate places their buffers so.
+        """
+        found = {id(v): (v, "tracker") for v in self.loss.variables}
+        if self.compiled is not None:
+            found.update({id(v): (v, "metric") for v in self.compiled.variables})
+        return found
 
     def track_loss(self, loss: Any, x: Any) -> None:
         """The loss tracker's update, where Keras makes it (before the loss is scaled)."""

@@ -49,6 +49,10 @@ class TracedStep:
     #: with ``update_nodes``: the ops tf.function made after the step returned
     #: (its outputs, made to wait for every side effect, the update's too)
     closing_nodes: list[str] = dataclasses.field(default_factory=list)
+    #: placeholder of a variable the step's metrics own -> "tracker" (the loss
+    #: tracker, made when the model is compiled) or "metric" (the compiled
+    #: metrics' state, made as the first step is built)
+    metric_roles: dict[str, str] = dataclasses.field(default_factory=dict)
     #: in a step traced without its update: how many nodes and function
     #: inputs it had made where the update would have begun, so that an
     #: update taken from another trace goes where a full trace has it
@@ -149,10 +153,15 @@ def trace_step(
     graph = concrete.graph
     captured = {id(t): ph for t, ph in graph.captures}
     variable_placeholders: dict[str, Any] = {}
-    for var in list(model.variables) + list(getattr(optimizer, "variables", [])):
+    roles = metrics.roles() if metrics is not None else {}
+    step_vars = [var for var, _ in roles.values()]
+    for var in list(model.variables) + list(getattr(optimizer, "variables", [])) + step_vars:
         handle = _handle(var)
         if handle is not None and id(handle) in captured:
             variable_placeholders[captured[id(handle)].op.name] = var
+    metric_roles = {
+        ph: roles[id(var)][1] for ph, var in variable_placeholders.items() if id(var) in roles
+    }
     for outer, ph in graph.captures:
         if ph.dtype == tf.resource and ph.op.name not in variable_placeholders:
             stub = _stub_from_handle(outer)
@@ -229,6 +238,7 @@ def trace_step(
         made_order=made_order,
         update_nodes=update_nodes,
         closing_nodes=closing_nodes,
+        metric_roles=metric_roles,
         update_at=update_at,
     )
     if update_from is None:
