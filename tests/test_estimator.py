@@ -183,13 +183,14 @@ def test_shared_layer_counts_weights_once_and_activations_per_call():
     # The same weights.  The allocator's slack, split by category, differs
     # between the two step orders (the weights move to new chunks at their
     # first update), so it is taken out; what the split leaves is at most a
-    # 256-byte rounding per weight, where counting the shared kernel four
+    # 256-byte rounding per weight and per scalar of the loss tracker (two,
+    # counted with the parameters), where counting the shared kernel four
     # times would add 786 KiB.
     def weights(fp):
         slack = interpolate_slack(fp.slack, 512).get("parameters", 0.0)
         return fp.categories["parameters"].bytes - slack
 
-    assert abs(weights(fp_shared) - weights(fp_once)) <= 256 * len(once.weights)
+    assert abs(weights(fp_shared) - weights(fp_once)) <= 256 * (len(once.weights) + 2)
     # four calls keep four activations for the backward pass
     act_shared = (
         fp_shared.categories["activations"].bytes + fp_shared.categories["temporaries"].bytes
