@@ -554,8 +554,16 @@ def test_an_embedding_tables_two_adam_slots_both_copy_their_zeros_in_the_first_s
     velocity's copy of their shared zeros while the momentum's is still being
     made, so both copy and the zeros are freed.  Keeping them, as for a slot
     written alone, put the second step's dense gradient in a 40 MiB chunk:
-    +10.9% (154.4 against TF's 139.2 MiB in 3 of 3 runs)."""
-    _assert_probe_near_measured("embedding_bag", training=True, within=0.03, runs=3)
+    +10.9% (154.4 against TF's 139.2 MiB in 3 of 3 runs).  On a loaded machine
+    TF's runs also take other orders (a fresh-clone CI run read 146.0, 161.9
+    and 161.9), so the estimate is held to the lowest of three runs, the
+    step in which both slots copy: the old 154.4 fails that as before."""
+    from jupyter_tfmem import estimate
+
+    model, batch = layer_probe.build("embedding_bag", training=True)
+    fp = estimate(model, batch)
+    measured = measure(model, batch, runs=3)
+    assert abs(fp.peak_bytes / min(measured.runs) - 1) < 0.03
 
 
 def test_a_variable_the_step_never_reads_is_made_where_the_model_made_it():
