@@ -323,6 +323,11 @@ def _update_is_batch_free(graph_def: Any, update: list[str], grads: list[Any]) -
 _INT_TYPES = (tf.int32.as_datatype_enum, tf.int64.as_datatype_enum)
 
 
+def _node_of(ref: str) -> str:
+    """The node a graph input or fetch (``^name``, ``name:port``) names."""
+    return ref.lstrip("^").partition(":")[0]
+
+
 def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
     """``traced`` (the step traced without its update) with ``other``'s update put in.
 
@@ -362,7 +367,7 @@ def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
         copied.CopyFrom(node)
         del copied.input[:]
         copied.input.extend(ref(r) for r in node.input)
-        if any(r.lstrip("^").partition(":")[0] not in have for r in copied.input):
+        if any(_node_of(r) not in have for r in copied.input):
             return None
         copied_nodes.append(copied)
     gd.node.extend(n for n in copied_nodes if n.name not in closing)
@@ -381,8 +386,8 @@ def _with_update(traced: TracedStep, other: TracedStep) -> TracedStep | None:
         return {k: v for k, v in mapping.items() if k in update}
 
     # the update's side effects join the fetches, in the other trace's order
-    fetches = [ref(f) if f.lstrip("^").partition(":")[0] in update else f for f in other.fetches]
-    if any(f.lstrip("^").partition(":")[0] not in have for f in fetches):
+    fetches = [ref(f) for f in other.fetches]
+    if any(_node_of(f) not in have for f in fetches):
         return None
     return dataclasses.replace(
         traced,
