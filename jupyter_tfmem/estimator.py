@@ -2317,6 +2317,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         # each element is an allocation of its own (TF makes it as its
         # iteration runs; the replay, where the list is charged)
         target.pieces = (target.pieces if prev[0] + prev[1] > 0 else 0) + trip
+        target.fills = _frame_of(node.name)
         target.outputs[0] = (prev[0] + a * trip, prev[1] + b * trip, dtype)
         list_trip[id(target.outputs[0])] = trip
         if origin is not None:

@@ -369,3 +369,61 @@ def test_the_batch_is_made_before_the_steps_and_constants_before_the_first_ops()
     # kernels are, before any op runs
     assert made[0] == ("c", "zeros", 0)
     assert made[1][0] == "t"
+
+
+def _two_loops(second_body_starts_after_first_exit: bool) -> list:
+    """Replay two loops each filling a list of 4 pieces; the allocator events."""
+    nodes: dict[str, Node] = {}
+
+    def add(name, op, inputs=(), controls=(), size=0.0, **kw):
+        nodes[name] = Node(name, op, list(inputs), list(controls), [(size, 0.0, "float32")], **kw)
+
+    add("list_a", "TensorListReserve", size=400.0, pieces=4, fills="a/while")
+    add("list_b", "TensorListReserve", size=400.0, pieces=4, fills="b/while")
+    add("a/while/body/_1/cell", "MatMul", [("list_a", 0)], size=8.0)
+    add("a/while/exit/_2", "Exit", [("a/while/body/_1/cell", 0)])
+    after_a = ["a/while/exit/_2"] if second_body_starts_after_first_exit else []
+    add("b/while/body/_3/cell", "MatMul", [("list_b", 0)], after_a, size=8.0)
+    add("b/while/exit/_4", "Exit", [("b/while/body/_3/cell", 0)])
+    add("out", "AddV2", [("a/while/exit/_2", 0), ("b/while/exit/_4", 0)], size=8.0)
+    order = ["list_a", "list_b", "a/while/body/_1/cell", "b/while/body/_3/cell"]
+    order += ["a/while/exit/_2", "b/while/exit/_4", "out"]
+    if second_body_starts_after_first_exit:
+        order = ["list_a", "list_b", "a/while/body/_1/cell", "a/while/exit/_2"]
+        order += ["b/while/body/_3/cell", "b/while/exit/_4", "out"]
+    events: list = []
+    replay(nodes, order, 1, preset={}, events=events)
+    return events
+
+
+def test_lists_of_loops_that_run_together_are_allocated_element_by_element_in_turn():
+    events = _two_loops(second_body_starts_after_first_exit=False)
+    pieces = [key for kind, key, a, _, _ in events if kind == "a" and a == 100.0]
+    assert len(pieces) == 8
+    owners = [key[:-1] for key in pieces]
+    # TF writes iteration i of both lists before iteration i + 1 of either
+    assert owners[0] != owners[1] and owners[::2] == [owners[0]] * 4
+    assert owners[1::2] == [owners[1]] * 4
+
+
+def test_lists_of_loops_that_run_one_after_the_other_stay_in_blocks():
+    events = _two_loops(second_body_starts_after_first_exit=True)
+    owners = [key[:-1] for kind, key, a, _, _ in events if kind == "a" and a == 100.0]
+    assert owners[:4] == [owners[0]] * 4 and owners[4:] == [owners[4]] * 4
+    assert owners[0] != owners[4]
+
+
+def test_a_list_freed_between_others_leaves_holes_too_small_for_its_size():
+    """Why it matters: TF's later requests cannot reuse a freed list's space."""
+    from jupyter_tfmem.engine.bfc import BFCModel
+
+    for together, reused in ((False, True), (True, False)):
+        events = _two_loops(second_body_starts_after_first_exit=not together)
+        sim = BFCModel()
+        owners = [key[:-1] for kind, key, a, _, _ in events if kind == "a" and a == 100.0]
+        sim.run([ev for ev in events if ev[0] == "a" and ev[2] == 100.0], 1)
+        first = min(sim.owner[(*owners[0], i)] for i in range(4))
+        for i in range(4):
+            sim.free((*owners[0], i))
+        sim.alloc("big", 4 * 256)  # the freed list's 4 pieces of 256 bytes each
+        assert (sim.owner["big"] == first) == reused

@@ -20,6 +20,7 @@ loop's buffers first exist (docs/engine.md, point 4).
 from __future__ import annotations
 
 import collections
+import functools
 import re
 from collections.abc import Callable, Hashable, Mapping
 
@@ -29,6 +30,7 @@ CHUNKS = 64
 _FRAME = re.compile(r"^(.*)/(?:body|cond)/_\d+/")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the replay asks for every op of every step it replays
 def frame_of(name: str) -> str | None:
     """The while loop frame a body or condition op belongs to, from its name."""
     m = _FRAME.match(name.removeprefix("Func/"))

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 
 from ..footprint import MAX_BATCH_SIZE_CAP
+from .loops import frame_of
 from .opsem import (
     ALIAS_OPS,
     CONSTANT_OPS,
@@ -44,6 +45,8 @@ class Buffer:
     #: each allocated on their own, so the allocator can fit them into gaps
     #: a single buffer of their total size would not fit
     pieces: int = 1
+    #: the loop frame whose iterations write the pieces (``Node.fills``)
+    fills: str | None = None
 
 
 @dataclasses.dataclass
@@ -71,6 +74,9 @@ class Node:
     forwards: dict[int, tuple[int, ...]] | None = None
     #: the allocations output 0 is made of (``Buffer.pieces``)
     pieces: int = 1
+    #: the loop frame whose iterations write output 0's pieces: a list a
+    #: loop fills one element per iteration (``interleave_filled_lists``)
+    fills: str | None = None
     #: a loop Merge's inputs from its NextIterations, which the replay drops
     #: (it has no back edge); the executor model's loop chunks wait on them
     back_edges: tuple[str, ...] = ()
@@ -160,6 +166,9 @@ def replay(
     live: dict[int, Buffer] = {}
     a_live = 0.0
     b_live = 0.0
+    first_event = len(events) if events is not None else 0
+    filled: list[tuple[int, int, str]] = []  # pieces' events: [start, end) and loop frame
+    spans: dict[str, list[int]] = {}  # loop frame -> events before its body, before its Exit
 
     def add(buf: Buffer) -> None:
         nonlocal a_live, b_live
@@ -172,6 +181,8 @@ def replay(
                 buf.key = ("t", next(_keys))
             keys = _allocation_keys(buf)
             k = len(keys)
+            if buf.fills is not None and k > 1:
+                filled.append((len(events), len(events) + k, buf.fills))
             events.extend(("a", key, buf.a / k, buf.b / k, buf.category) for key in keys)
         a_live += buf.a  # requested bytes; the allocator's slack is modelled in bfc.py
         b_live += buf.b
@@ -213,6 +224,12 @@ def replay(
         else:
             name, start, end = item[1], item[0] == "s", item[0] == "e"
         node = nodes[name]
+        if start and events is not None:
+            if node.op == "Exit":
+                span = spans.setdefault(name.rpartition("/exit/")[0], [len(events)] * 2)
+                span[1] = min(span[1], len(events))
+            elif (frame := frame_of(name)) is not None and frame not in spans:
+                spans[frame] = [len(events), 1 << 62]
         if not start:  # the op ends: release what it held
             _finish(node, *running.pop(name), remaining, drop)
             mark(pos)
@@ -291,7 +308,76 @@ def replay(
             if not buf.persistent:
                 buf.keep = False
                 drop(buf)
+        if len(filled) > 1:
+            events[first_event:] = interleave_filled_lists(
+                events[first_event:],
+                [(s - first_event, e - first_event, f) for s, e, f in filled],
+                {f: (i - first_event, j - first_event) for f, (i, j) in spans.items()},
+            )
     return timeline, snaps
+
+
+def interleave_filled_lists(
+    events: list, runs: list[tuple[int, int, str]], spans: dict[str, tuple[int, int]]
+) -> list:
+    """Allocator events with the pieces of lists filled side by side interleaved.
+
+    The replay allocates a list's pieces together where the list is made, so
+    each list is one block of memory.  TF allocates a list's elements as the
+    iterations write them: the lists of one loop, and of loops that run at
+    the same time (a bidirectional layer's two directions), take turns, and
+    when one is freed its elements leave holes between the other's.  Where
+    later requests land depends on those holes: TF's profile of a BiLSTM
+    over 200 steps at batch 32 and the replay both hold 6.25 MiB of tensors
+    at the peak, but with each list in one block the replay's allocator
+    found larger free chunks that it did not split (10.4 MiB against TF's
+    8.0).
+
+    ``runs`` are the pieces' events, ``[start, end)`` with the loop frame
+    that fills them; ``spans`` each frame's body, from its first op to its
+    first Exit, in events.  The lists of loops whose bodies overlap are
+    allocated, element by element in proportion, where the last of them was.
+    """
+    frames = sorted({f for _, _, f in runs}, key=lambda f: spans.get(f, (1 << 62,))[0])
+    group_of: dict[str, int] = {}
+    count, until = -1, -1
+    for f in frames:
+        first, last = spans.get(f, (1 << 62, 1 << 62))
+        if first >= until:
+            count, until = count + 1, last
+        else:
+            until = max(until, last)
+        group_of[f] = count
+    groups: dict[int, list[tuple[int, int, str]]] = collections.defaultdict(list)
+    for run in sorted(runs):
+        groups[group_of[run[2]]].append(run)
+    moved: dict[int, list] = {}
+    skip: set[int] = set()
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        at = group[-1][0]
+        freed = {ev[1] for ev in events[group[0][0] : at] if ev[0] == "f"}
+        group = [r for r in group if not any(ev[1] in freed for ev in events[r[0] : r[1]])]
+        if len(group) < 2:
+            continue
+        pieces = sorted(
+            ((i + 0.5) / (end - start), j, events[start + i])
+            for j, (start, end, _) in enumerate(group)
+            for i in range(end - start)
+        )
+        moved[group[-1][0]] = [ev for _, _, ev in pieces]
+        for start, end, _ in group:
+            skip.update(range(start, end))
+    if not moved:
+        return events
+    out: list = []
+    for i, ev in enumerate(events):
+        if i in moved:
+            out.extend(moved[i])
+        if i not in skip:
+            out.append(ev)
+    return out
 
 
 def _finish(node: Node, in_bufs, new_bufs, temps, remaining, drop) -> None:
@@ -444,7 +530,9 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
         for buf in candidates:
             if buf is not None and buf.dtype == dtype and _takes_over(buf, a, b):
                 return buf  # written in place: the output takes over the buffer
-    return Buffer(a, b, dtype, category, node.layer, pieces=node.pieces if idx == 0 else 1)
+    if idx:
+        return Buffer(a, b, dtype, category, node.layer)
+    return Buffer(a, b, dtype, category, node.layer, pieces=node.pieces, fills=node.fills)
 
 
 def _takes_over(buf: Buffer | None, a: float, b: float) -> bool:
