@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from jupyter_tfmem.engine.schedule import Buffer, Node, replay, topo_fifo_order
+from jupyter_tfmem.engine.schedule import (
+    Buffer,
+    Node,
+    interleave_filled_lists,
+    replay,
+    topo_fifo_order,
+)
 
 VAR = 1000.0  # bytes of the variable ``v``
 
@@ -427,3 +433,14 @@ def test_a_list_freed_between_others_leaves_holes_too_small_for_its_size():
             sim.free((*owners[0], i))
         sim.alloc("big", 4 * 256)  # the freed list's 4 pieces of 256 bytes each
         assert (sim.owner["big"] == first) == reused
+
+
+def test_a_loop_whose_exit_did_not_run_takes_no_turns():
+    events = [("a", ("t", 1, i), 1.0, 0.0, "temporaries") for i in range(3)]
+    events += [("a", ("t", 2, i), 1.0, 0.0, "temporaries") for i in range(3)]
+    runs = [(0, 3, "a/while"), (3, 6, "b/while")]
+    together = interleave_filled_lists(events, runs, {"a/while": (6, 9), "b/while": (7, 9)})
+    assert [ev[1][1] for ev in together] == [1, 2, 1, 2, 1, 2]
+    # without its Exit, loop a's body seems to run to the end of the step
+    alone = interleave_filled_lists(events, runs, {"a/while": (6, 1 << 62), "b/while": (7, 9)})
+    assert alone == events

@@ -336,19 +336,23 @@ def interleave_filled_lists(
     ``runs`` are the pieces' events, ``[start, end)`` with the loop frame
     that fills them; ``spans`` each frame's body, from its first op to its
     first Exit, in events.  The lists of loops whose bodies overlap are
-    allocated, element by element in proportion, where the last of them was.
+    allocated, element by element in proportion, where the last of them was;
+    a loop whose body or Exit the replay did not run overlaps none.
     """
-    frames = sorted({f for _, _, f in runs}, key=lambda f: spans.get(f, (1 << 62,))[0])
-    group_of: dict[str, int] = {}
+    ran = {f: span for f, span in spans.items() if span[1] < 1 << 62}
+    frames = sorted({f for _, _, f in runs}, key=lambda f: ran.get(f, (1 << 62,))[0])
+    group_of: dict[str, object] = {f: f for f in frames if f not in ran}
     count, until = -1, -1
     for f in frames:
-        first, last = spans.get(f, (1 << 62, 1 << 62))
+        if f in group_of:
+            continue
+        first, last = ran[f]
         if first >= until:
             count, until = count + 1, last
         else:
             until = max(until, last)
         group_of[f] = count
-    groups: dict[int, list[tuple[int, int, str]]] = collections.defaultdict(list)
+    groups: dict[object, list[tuple[int, int, str]]] = collections.defaultdict(list)
     for run in sorted(runs):
         groups[group_of[run[2]]].append(run)
     moved: dict[int, list] = {}
