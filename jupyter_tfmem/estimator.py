@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Any
 
 from .engine.loops import frame_of as _frame_of
@@ -825,7 +825,12 @@ def _estimate_traced(
             idle.append(_variable_buffer(var, var_layer, var_category))
     keep = [t for t in traced.outputs if t[0] in nodes and len(nodes[t[0]].outputs) > t[1]]
     creation = _creation_order(
-        all_vars, traced.variable_placeholders, preset, idle, traced.made_order
+        all_vars,
+        traced.variable_placeholders,
+        preset,
+        idle,
+        traced.made_order,
+        zeros={ph for ph, role in traced.metric_roles.items() if role == "metric"},
     )
     # The batch is made once, after the model and before the optimizer's
     # slots (Keras builds those at the first step), and is held through every
@@ -1410,7 +1415,9 @@ def _build_without_memory(opt: Any, variables: list[Any]) -> None:
     opt.build(variables)
 
 
-def _creation_order(all_vars, variable_placeholders, preset, idle, made_order=None):
+def _creation_order(
+    all_vars, variable_placeholders, preset, idle, made_order=None, zeros: Set[str] = frozenset()
+):
     """Persistent buffers in the order building the model and optimizer makes them.
 
     Each entry is ``(key, bytes, category, random_init, group)``: weight
@@ -1421,7 +1428,10 @@ def _creation_order(all_vars, variable_placeholders, preset, idle, made_order=No
     tracing the first step, their initial values are constants that Grappler
     folds and merges, so every slot of one shape and dtype starts out in one
     shared buffer (TF's log: one 1 MiB allocation for the eight Adam slots of
-    four 512x512 kernels, then seven copies in the first step).
+    four 512x512 kernels, then seven copies in the first step).  The compiled
+    metrics' state (``zeros``: their placeholders) is made in the same trace
+    from zeros, and TF's log of a tagger with a per-label AUC shows its four
+    200x1000 accumulators in one buffer made among the slots' zeros.
     """
     from .engine.step import _handle
 
@@ -1452,12 +1462,15 @@ def _creation_order(all_vars, variable_placeholders, preset, idle, made_order=No
             and len(shape) >= 2
         )
         group = None
-        if buf.category == "optimizer_state" and shape and key[0] == "p":
+        if shape and key[0] == "p" and (buf.category == "optimizer_state" or ph in zeros):
             group = (shape, _dtype_name(getattr(var, "dtype", "")))
         out.append((key, int(buf.a), buf.category, random_init, group))
-    for (ph, _), buf in preset.items():  # captured resources we know only by handle
+    for (ph, _), buf in preset.items():  # the step's own (metrics), or known only by handle
         if buf.persistent and ph not in seen:
-            out.append((("p", ph), int(buf.a), buf.category, False, None))
+            var = variable_placeholders.get(ph)
+            shape = tuple(getattr(var, "shape", ()) or ())
+            group = (shape, _dtype_name(getattr(var, "dtype", ""))) if ph in zeros else None
+            out.append((("p", ph), int(buf.a), buf.category, False, group if shape else None))
     for i, buf in idle_iter:
         out.append((("idle", i), int(buf.a), buf.category, False, None))
     if made_order:

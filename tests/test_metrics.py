@@ -69,6 +69,28 @@ def test_estimating_neither_builds_nor_updates_the_models_metrics():
     assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(after, before, strict=True))
 
 
+def test_a_metrics_accumulators_of_one_shape_start_in_one_shared_buffer(monkeypatch):
+    # Keras makes the compiled metrics' state from zeros while tracing the
+    # first step, and Grappler merges equal constants: TF's log of a tagger
+    # with a per-label AUC has its four accumulators in one buffer at build.
+    from jupyter_tfmem import estimator
+
+    made = []
+    allocate = estimator._allocate_persistent
+
+    def record(model, creation, holders=None, m=0):
+        made.append((list(creation), dict(holders or {})))
+        return allocate(model, creation, holders, m)
+
+    monkeypatch.setattr(estimator, "_allocate_persistent", record)
+    jt.estimate(tagger([keras.metrics.AUC(num_thresholds=200, multi_label=True)]), 16)
+    creation, holders = made[-1]
+    accumulators = [e for e in creation if e[2] == "parameters" and e[1] == 200 * 50 * 4]
+    assert len(accumulators) == 4
+    assert len({e[4] for e in accumulators}) == 1
+    assert accumulators[0][4] in holders  # one of them keeps the shared buffer
+
+
 def test_a_metric_that_does_not_fit_the_outputs_says_so():
     # a per-label AUC needs one row of labels per sample, as fit() does
     with pytest.raises(ValueError, match=r"metric given to compile\(\).*rank 2"):
