@@ -204,8 +204,8 @@ def test_a_constant_made_while_building_is_placed_where_it_was_made(monkeypatch)
     seen = []
     real = estimator._creation_order
 
-    def spy(*args):
-        order = real(*args)
+    def spy(*args, **kwargs):
+        order = real(*args, **kwargs)
         seen.append([str(key[1]) for key, *_ in order])
         return order
 
