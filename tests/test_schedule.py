@@ -392,11 +392,9 @@ def _two_loops(second_body_starts_after_first_exit: bool) -> list:
     add("b/while/body/_3/cell", "MatMul", [("list_b", 0)], after_a, size=8.0)
     add("b/while/exit/_4", "Exit", [("b/while/body/_3/cell", 0)])
     add("out", "AddV2", [("a/while/exit/_2", 0), ("b/while/exit/_4", 0)], size=8.0)
-    order = ["list_a", "list_b", "a/while/body/_1/cell", "b/while/body/_3/cell"]
-    order += ["a/while/exit/_2", "b/while/exit/_4", "out"]
-    if second_body_starts_after_first_exit:
-        order = ["list_a", "list_b", "a/while/body/_1/cell", "a/while/exit/_2"]
-        order += ["b/while/body/_3/cell", "b/while/exit/_4", "out"]
+    order = topo_fifo_order(nodes)
+    b_starts = order.index("b/while/body/_3/cell")
+    assert (b_starts > order.index("a/while/exit/_2")) == second_body_starts_after_first_exit
     events: list = []
     replay(nodes, order, 1, preset={}, events=events)
     return events
