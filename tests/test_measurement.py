@@ -570,6 +570,14 @@ def test_an_embedding_tables_two_adam_slots_both_copy_their_zeros_in_the_first_s
     assert all(low * 0.97 < run < high * 1.03 for run in measured.runs), (fp, measured.runs)
 
 
+def test_a_variable_the_step_never_reads_is_made_where_the_model_made_it():
+    """A Dropout makes its seed state when the layer is created, before the
+    Dense it is called on builds its weights; inference never reads it.
+    Placed after the weights, the MLP's first region was whole in the model
+    and not in TF: -12.1% (8.26 MiB in TF, in 3 of 3 runs)."""
+    _assert_probe_near_measured("dropout_mlp")
+
+
 def test_a_loss_scaled_step_is_measured_when_it_applies_the_update():
     """Under mixed_float16 this MLP's first step applies its update at the
     initial loss scale and the next four overflow and skip it.  The measured
