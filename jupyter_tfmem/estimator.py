@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Mapping, Set
 from typing import Any
 
+from .engine.loops import exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .overhead import DEFAULT_OVERHEAD
@@ -1435,6 +1436,11 @@ def _creation_order(
     """
     from .engine.step import _handle
 
+    def zeros_group(var: Any, shared: bool) -> tuple | None:
+        """The shared zeros buffer a slot or metric variable starts in, by shape and dtype."""
+        shape = tuple(getattr(var, "shape", ()) or ())
+        return (shape, _dtype_name(getattr(var, "dtype", ""))) if shared and shape else None
+
     ph_of = {id(var): ph for ph, var in variable_placeholders.items()}
     idle_iter = iter(enumerate(idle))
     idle_made: dict[int, int] = {}  # an idle variable -> the id its handle was made with
@@ -1461,16 +1467,12 @@ def _creation_order(
             and bool(getattr(var, "trainable", False))
             and len(shape) >= 2
         )
-        group = None
-        if shape and key[0] == "p" and (buf.category == "optimizer_state" or ph in zeros):
-            group = (shape, _dtype_name(getattr(var, "dtype", "")))
-        out.append((key, int(buf.a), buf.category, random_init, group))
+        shared = key[0] == "p" and (buf.category == "optimizer_state" or ph in zeros)
+        out.append((key, int(buf.a), buf.category, random_init, zeros_group(var, shared)))
     for (ph, _), buf in preset.items():  # the step's own (metrics), or known only by handle
         if buf.persistent and ph not in seen:
-            var = variable_placeholders.get(ph)
-            shape = tuple(getattr(var, "shape", ()) or ())
-            group = (shape, _dtype_name(getattr(var, "dtype", ""))) if ph in zeros else None
-            out.append((("p", ph), int(buf.a), buf.category, False, group if shape else None))
+            group = zeros_group(variable_placeholders.get(ph), ph in zeros)
+            out.append((("p", ph), int(buf.a), buf.category, False, group))
     for i, buf in idle_iter:
         out.append((("idle", i), int(buf.a), buf.category, False, None))
     if made_order:
@@ -3180,8 +3182,8 @@ def _first_exits(nodes) -> dict[str, str]:
     """Each loop frame's first Exit by name (all of them wait for its last iteration)."""
     first: dict[str, str] = {}
     for name, node in nodes.items():
-        frame, sep, _ = name.rpartition("/exit/")
-        if node.op == "Exit" and sep and (frame not in first or name < first[frame]):
+        frame = exit_frame_of(name) if node.op == "Exit" else None
+        if frame is not None and (frame not in first or name < first[frame]):
             first[frame] = name
     return first
 

@@ -37,6 +37,12 @@ def frame_of(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+def exit_frame_of(name: str) -> str | None:
+    """The while loop frame an Exit node leaves, from its name (``<frame>/exit/_<n>``)."""
+    frame, sep, _ = name.rpartition("/exit/")
+    return frame if sep else None
+
+
 def loop_members(
     nodes, order: list[str], deps: Mapping[str, list[str]]
 ) -> tuple[dict[str, set[str]], dict[str, str]] | None:

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator
 
 from ..footprint import MAX_BATCH_SIZE_CAP
-from .loops import frame_of
+from .loops import exit_frame_of, frame_of
 from .opsem import (
     ALIAS_OPS,
     CONSTANT_OPS,
@@ -169,6 +169,8 @@ def replay(
     first_event = len(events) if events is not None else 0
     filled: list[tuple[int, int, str]] = []  # pieces' events: [start, end) and loop frame
     spans: dict[str, list[int]] = {}  # loop frame -> events before its body, before its Exit
+    # only the allocator's events of a step whose loops fill lists need the spans
+    track_spans = events is not None and any(node.fills for node in nodes.values())
 
     def add(buf: Buffer) -> None:
         nonlocal a_live, b_live
@@ -224,9 +226,9 @@ def replay(
         else:
             name, start, end = item[1], item[0] == "s", item[0] == "e"
         node = nodes[name]
-        if start and events is not None:
-            if node.op == "Exit":
-                span = spans.setdefault(name.rpartition("/exit/")[0], [len(events)] * 2)
+        if start and track_spans:
+            if node.op == "Exit" and (frame := exit_frame_of(name)) is not None:
+                span = spans.setdefault(frame, [len(events)] * 2)
                 span[1] = min(span[1], len(events))
             elif (frame := frame_of(name)) is not None and frame not in spans:
                 spans[frame] = [len(events), 1 << 62]
