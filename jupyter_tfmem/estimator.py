@@ -796,6 +796,7 @@ def _estimate_traced(
         _add_onednn_pool_workspaces(optimized, nodes)
         _add_eigen_pool_grad_temps(nodes)
     _copy_on_read(nodes, traced)
+    _fold_constants(optimized, nodes, order, batch_size)
     if unknown:
         notes.append(
             f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
@@ -1711,12 +1712,23 @@ def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tupl
             # before the first step runs an op (TF's log of a GRU: its zero
             # initial state, then the step's first transpose); the replay
             # meets each at its first reader.
-            # (a stable sort: every other event keeps its place)
-            events.sort(key=lambda e: not (e[0] == "a" and e[1][0] == "c"))
+            # (a stable sort: every other event keeps its place).  Its kernels
+            # are made in the order of the graph's nodes, in which the
+            # constants of TF's runtime folding come last (engine/folding.py).
+            events.sort(key=_first_step_rank)
         steps.append(events)
     if timelines is not None:  # a later step's live bytes, op by op
         timelines.append(timeline)
     return steps[0], steps[1]
+
+
+def _first_step_rank(event) -> int:
+    """0 for a constant's allocation, 1 for a folded constant's, 2 for the rest."""
+    from .engine.folding import is_folded
+
+    if event[0] != "a" or event[1][0] != "c":
+        return 2
+    return 1 if is_folded(event[1][1]) else 0
 
 
 def _chained(steps: list[list]) -> list[list]:
@@ -2044,6 +2056,45 @@ def _is_sparse_variable_op(op: str) -> bool:
         "ResourceGather",
         "ResourceGatherNd",
     )
+
+
+def _fold_constants(graph_def, nodes, order, batch_size: int) -> None:
+    """What TF's runtime folds into constants after Grappler (``engine/folding.py``).
+
+    Ops inside an XLA call are compiled, not folded; the call itself is not
+    folded either (TF folds no function calls).
+    """
+    from .engine import folding
+
+    by_name = {nd.name: nd for nd in graph_def.node}
+
+    def attrs(name: str) -> dict[str, bytes]:
+        nd = by_name.get(name)
+        if nd is None:
+            return {}
+        return {
+            k: v.SerializeToString(deterministic=True)
+            for k, v in nd.attr.items()
+            if not k.startswith("_")
+        }
+
+    folding.fold_constants(nodes, order, attrs, _tf_folds_op, batch_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _tf_folds_op(op: str) -> bool:
+    """Whether TF's runtime may evaluate ``op`` ahead of time: registered,
+    not stateful, with a CPU kernel (folding runs on the CPU)."""
+    from tensorflow.python.framework import kernels, op_def_registry
+
+    from .engine import xla
+
+    if op in xla.CALL_OPS:
+        return False
+    op_def = op_def_registry.get(op)
+    if op_def is None or op_def.is_stateful:
+        return False
+    return any(k.device_type == "CPU" for k in kernels.get_registered_kernels_for_op(op).kernel)
 
 
 def _copy_on_read(nodes, traced) -> None:
