@@ -311,6 +311,60 @@ def live_at(memory: list, start: int) -> list[int]:
     return list(live.values())
 
 
+def folded_at(memory: list, start: int) -> dict[str, int]:
+    """The constants of TF's runtime folding (``..__cf__..``) its allocator holds
+    just before event ``start``, by op name: bytes asked."""
+    live: dict[int, tuple[str, int]] = {}
+    for _, is_alloc, stats in memory[:start]:
+        if is_alloc:
+            live[stats["addr"]] = (stats.get("tf_op") or "", stats["requested_bytes"])
+        else:
+            live.pop(stats["addr"], None)
+    return {op: nbytes for op, nbytes in live.values() if "__cf__" in op}
+
+
+def estimated_folded(case: str) -> dict[str, int]:
+    """The constants ``engine/folding.py`` adds to the case's step, by name: bytes at its batch."""
+    from unittest import mock
+
+    from jupyter_tfmem.engine import folding
+    from jupyter_tfmem.zoo import get_case
+
+    made: dict[str, int] = {}
+    fold = folding.fold_constants
+
+    def spy(nodes, order, attrs, stateless, batch):
+        names = fold(nodes, order, attrs, stateless, batch)
+        if not made:  # the estimate's own batch (the first call)
+            for name in names:
+                a, b, _ = nodes[name].outputs[0]
+                made[name] = int(a + b * batch)
+        return names
+
+    with mock.patch.object(folding, "fold_constants", spy):
+        get_case(case).estimate()
+    return made
+
+
+def print_folded(tf: dict[str, int], estimate: dict[str, int]) -> None:
+    """TF's folded constants beside the estimate's, matched by the name of the tensor folded."""
+
+    def tensor(name: str) -> str:  # "<op>/_<k>__cf__<id>" -> "<op>"
+        return name.rsplit("/_", 1)[0] if "__cf__" in name else name
+
+    theirs = {tensor(k): v for k, v in tf.items()}
+    ours = {tensor(k): v for k, v in estimate.items()}
+    print(
+        f"  TF's runtime-folded constants held at the measured step's start: {len(tf)}, "
+        f"{sum(tf.values()) / MiB:.3f} MiB; the estimate's: {len(estimate)}, "
+        f"{sum(estimate.values()) / MiB:.3f} MiB"
+    )
+    for name in sorted(set(theirs) | set(ours)):
+        a, b = theirs.get(name), ours.get(name)
+        cols = [f"{x / MiB:9.3f}" if x is not None else "        -" for x in (a, b)]
+        print(f"    {cols[0]} {cols[1]} MiB  {name}")
+
+
 def model_live_at_start(sequence: tuple, n: int) -> list[int]:
     """The chunk sizes the estimate's allocator model holds when the measured step starts.
 
@@ -536,6 +590,12 @@ def main(argv: list[str] | None = None) -> int:
         "reverse, for each schedule the estimate replays",
     )
     parser.add_argument(
+        "--folded",
+        action="store_true",
+        help="with --replay: the constants TF's runtime folding holds when the measured step "
+        "starts (TF, the estimate), by the tensor each replaces",
+    )
+    parser.add_argument(
         "--loops",
         action="store_true",
         help="when each while loop's body ran in the step, and on which threads",
@@ -570,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.case not in case_names():
         parser.error(f"unknown case {args.case!r}; one of: {', '.join(case_names())}")
-    for flag in ("start", "swap"):
+    for flag in ("start", "swap", "folded"):
         if getattr(args, flag) and not args.replay:
             parser.error(
                 f"--{flag} needs --replay (the profile must begin before the model is built)"
@@ -589,6 +649,8 @@ def main(argv: list[str] | None = None) -> int:
         n, sequences = estimate_sequences(args.case) if args.start or args.swap else (0, [])
         if args.start:
             print_start_state(model_live_at_start(sequences[0], n), live_at(memory, start))
+        if args.folded:
+            print_folded(folded_at(memory, start), estimated_folded(args.case))
         if args.swap:
             print(
                 "  per estimate schedule: its peak; TF's history + its step; "

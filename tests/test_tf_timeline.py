@@ -1,4 +1,4 @@
-"""How ``benchmarks/tf_timeline.py`` reads a profile: ``--behind`` and ``--durations``."""
+"""How ``benchmarks/tf_timeline.py`` reads a profile: --behind, --durations, --folded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:
-    from tf_timeline import print_durations, sums_behind
+    from tf_timeline import folded_at, print_durations, print_folded, sums_behind
 finally:
     sys.path.pop(0)
 
@@ -59,3 +59,29 @@ def test_durations_single_out_the_kernel_far_from_the_steps_own_ratio(capsys):
     assert "      200.00     1     400.00  Conv2DBackpropFilter" in out
     assert "        1.00     6      12.00  Mul" in out
     assert "while" not in out
+
+
+def _event(addr: int, op: str, nbytes: int = 0) -> tuple:
+    stats = {"addr": addr, "tf_op": op, "requested_bytes": nbytes}
+    return (addr, bool(nbytes), stats)
+
+
+def test_folded_constants_are_those_held_when_the_step_starts(capsys):
+    tile, kib = "gradient_tape/Tile_4/_0__cf__0", 1024
+    memory = [
+        _event(1, "gradient_tape/Tile_5/_1__cf__1", 1024 * kib),  # an earlier instance's
+        _event(2, "gradient_tape/Tile_4", 256 * kib),  # the folding's own evaluation
+        _event(1, "gradient_tape/Tile_5/_1__cf__1"),
+        _event(2, "gradient_tape/Tile_4"),
+        _event(3, tile, 256 * kib),
+        _event(4, "gradient_tape/Tile_4", 256 * kib),  # the measured step's op
+    ]
+    assert folded_at(memory, 5) == {tile: 256 * kib}
+    ours = {"gradient_tape/Tile_4/_0__cf__3": 256 * kib, "Tile/_0__cf__0": 512 * kib}
+    print_folded(folded_at(memory, 5), ours)
+    out = capsys.readouterr().out
+    assert "held at the measured step's start: 1, 0.250 MiB; the estimate's: 2, 0.750" in out
+    # matched by the tensor folded, whatever the constant's number
+    lines = [line.split() for line in out.splitlines()[1:]]
+    assert ["-", "0.500", "MiB", "Tile"] in lines
+    assert ["0.250", "0.250", "MiB", "gradient_tape/Tile_4"] in lines
