@@ -579,6 +579,10 @@ def write_docs(
 # --------------------------------------------------------------------------
 
 
+#: ``--truth-cpu`` lists every case up to this many, else only those over 10%
+OTHER_CPU_LISTED = 30
+
+
 def print_other_cpu(
     cpu: str, cases: list[ZooCase], estimates: dict[str, Any], env: dict[str, str]
 ) -> None:
@@ -590,8 +594,19 @@ def print_other_cpu(
         print("  none of these cases is measured there: run accuracy.py on that CPU")
         return
     measured = {c.name: cache[cache_key(c.name, env, cpu)] for c in scored}
-    errors = [r["error"] for r in build_rows(scored, measured, estimates)]
-    print(f"  {summarize(errors)}")
+    rows = build_rows(scored, measured, estimates)
+    print(f"  {summarize([r['error'] for r in rows])}")
+    # every case of a short list; of a long one, those off by over 10%
+    listed = [r for r in rows if r["error"] is not None]
+    if len(listed) > OTHER_CPU_LISTED:
+        listed = [r for r in listed if abs(r["error"]) > 0.10]
+        print(f"  the {len(listed)} cases off by more than 10%:")
+    for r in sorted(listed, key=lambda r: -abs(r["error"])):
+        print(
+            f"    {r['case']:40s} TF {r['measured'] / MIB:9.2f} MiB ({r['low'] / MIB:.2f} to "
+            f"{r['high'] / MIB:.2f}, {r['runs']} runs)  estimate {r['estimate'] / MIB:9.2f}  "
+            f"{r['error'] * 100:+6.1f}%"
+        )
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
