@@ -30,44 +30,38 @@ import heapq
 import math
 from collections.abc import Mapping
 
+from .opsem import CONTROL_FLOW_OPS
+
 #: CPU kernels whose ``IsExpensive()`` is false: they always run inline.
-CHEAP_OPS = frozenset(
-    {
-        "Const",
-        "HostConst",
-        "Identity",
-        "IdentityN",
-        "StopGradient",
-        "PreventGradient",
-        "Shape",
-        "ShapeN",
-        "Rank",
-        "Size",
-        "Reshape",
-        "ExpandDims",
-        "Squeeze",
-        "NoOp",
-        "ControlTrigger",
-        "Switch",
-        "RefSwitch",
-        "Merge",
-        "RefMerge",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "_Arg",
-        "_Retval",
-        "_DeviceArg",
-        "_DeviceRetval",
-        "Placeholder",
-        "VarHandleOp",
-        "ReadVariablesOp",
-        "BroadcastGradientArgs",
-    }
+CHEAP_OPS = (
+    frozenset(
+        {
+            "Const",
+            "HostConst",
+            "Identity",
+            "IdentityN",
+            "StopGradient",
+            "PreventGradient",
+            "Shape",
+            "ShapeN",
+            "Rank",
+            "Size",
+            "Reshape",
+            "ExpandDims",
+            "Squeeze",
+            "NoOp",
+            "ControlTrigger",
+            "_Arg",
+            "_Retval",
+            "_DeviceArg",
+            "_DeviceRetval",
+            "Placeholder",
+            "VarHandleOp",
+            "ReadVariablesOp",
+            "BroadcastGradientArgs",
+        }
+    )
+    | CONTROL_FLOW_OPS
 )
 
 #: Threads of TF's inter-op pool on this machine's default (one per core).

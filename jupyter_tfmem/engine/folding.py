@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 
-from .opsem import CONSTANT_OPS
+from .opsem import CONSTANT_OPS, CONTROL_FLOW_OPS
 from .schedule import Node
 
 #: ``ConstantFoldingOptions::max_constant_size_in_bytes``' default: a larger
@@ -50,28 +50,15 @@ MAX_CONSTANT_BYTES = 10 * 1024 * 1024
 #: what TF's folding puts in a constant's name (``<name>/_<k>__cf__<id>``)
 _MARK = "__cf__"
 
-#: ``Node::IsControlFlow``, the loop condition (it reads the loop's state) and transfers.
-CONTROL_FLOW_OPS = frozenset(
-    {
-        "Switch",
-        "RefSwitch",
-        "_SwitchN",
-        "Merge",
-        "RefMerge",
-        "Enter",
-        "RefEnter",
-        "Exit",
-        "RefExit",
-        "NextIteration",
-        "RefNextIteration",
-        "LoopCond",
-        "ControlTrigger",
-        "_Send",
-        "_Recv",
-        "_HostSend",
-        "_HostRecv",
-    }
-)
+#: ops TF never folds: control flow, and the transfers between devices
+NOT_FOLDED = CONTROL_FLOW_OPS | {
+    "_SwitchN",
+    "ControlTrigger",
+    "_Send",
+    "_Recv",
+    "_HostSend",
+    "_HostRecv",
+}
 
 
 def fold_constants(
@@ -139,7 +126,7 @@ def _foldable(nodes: Mapping[str, Node], order: list[str], stateless) -> set[str
             folded.add(name)
         elif (
             node.inputs
-            and node.op not in CONTROL_FLOW_OPS
+            and node.op not in NOT_FOLDED
             and stateless(node.op)
             and not any(spec is not None and _is_variant(spec[2]) for spec in node.outputs)
             and all(src in folded for src, _ in node.inputs)

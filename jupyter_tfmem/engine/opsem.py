@@ -153,6 +153,24 @@ FORWARDED_INPUTS: dict[str, dict[int, tuple[int, ...]]] = {
 #: Ops whose outputs live as long as the function (held by the kernel).
 CONSTANT_OPS = frozenset({"Const", "HostConst"})
 
+#: A while loop's and a condition's plumbing (``Node::IsControlFlow``, and the
+#: loop's condition): they route tensors, and run inline.
+CONTROL_FLOW_OPS = frozenset(
+    {
+        "Switch",
+        "RefSwitch",
+        "Merge",
+        "RefMerge",
+        "Enter",
+        "RefEnter",
+        "Exit",
+        "RefExit",
+        "NextIteration",
+        "RefNextIteration",
+        "LoopCond",
+    }
+)
+
 #: Ops that only hold a handle or produce nothing the allocator sees.
 NO_BUFFER_OPS = frozenset(
     {
