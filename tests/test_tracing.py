@@ -379,3 +379,28 @@ def test_the_nodes_of_an_in_place_sum_get_the_addns_shape_from_the_other_trace()
     grappler.size_in_place_sums(g, props)
     assert props["sum/tmp_var"] == props["sum/tmp_var_accum_0"] == [((8, 3), "float32")]
     assert "other/tmp_var" not in props
+
+
+def test_a_small_captured_eager_tensor_is_an_argument_of_the_step(monkeypatch):
+    """An activity regularizer's factor is an eager tensor the layer made when
+    it was built.  TF captures it by value, as a ``Const``, but the function it
+    runs takes it as an argument (``_Arg regularized_mlp_1_dense_1_mul_x`` in
+    TF's runtime graph of the zoo's regularized MLP), so neither Grappler nor
+    TF's runtime folding sees a constant there: the trace keeps it a placeholder."""
+    from jupyter_tfmem.engine import step
+
+    traces = []
+    trace_step = step.trace_step
+
+    def spy(*args, **kwargs):
+        traces.append(trace_step(*args, **kwargs))
+        return traces[-1]
+
+    monkeypatch.setattr(step, "trace_step", spy)
+    inp = keras.Input((16,))
+    out = keras.layers.Dense(8, activity_regularizer=keras.regularizers.L1(0.01))(inp)
+    jt.estimate(keras.Model(inp, out), 4, optimizer="sgd", loss="mse")
+    traced = traces[0]
+    assert traced.constant_placeholders
+    ops = {node.name: node.op for node in traced.graph_def.node}
+    assert all(ops[name] == "Placeholder" for name in traced.constant_placeholders)

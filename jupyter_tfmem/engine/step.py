@@ -186,6 +186,7 @@ def trace_step(
     }
     fetches = [t.op.name for t in graph.outputs] + [op.name for op in graph.control_outputs]
     graph_def = graph.as_graph_def()
+    _captures_as_arguments(graph_def, constant_placeholders)
     update_nodes: list[str] = []
     closing_nodes: list[str] = []
     update_at = None
@@ -423,6 +424,30 @@ def forget_gradients_since(registered: set[str] | None) -> None:
         return
     for name in set(registry) - registered:
         registry.pop(name, None)
+
+
+def _captures_as_arguments(graph_def: Any, captured: list[str]) -> None:
+    """Make the small eager tensors the trace captured by value arguments again, in place.
+
+    TF captures an eager tensor of up to 128 elements as a ``Const`` in the
+    function's graph (``capture_container.py``), but lists it among the
+    graph's inputs, so the function TF runs takes it as an argument: TF's
+    runtime graph of the regularized MLP reads the activity regularizer's
+    0.01 from ``_Arg regularized_mlp_1_dense_1_mul_x``.  As a ``Const``,
+    Grappler would fold the products it feeds, which TF's Grappler cannot,
+    and TF's runtime folding would then hold one more constant (a 256 KiB
+    tile there; ``engine/folding.py``).
+    """
+    names = set(captured)
+    for node in graph_def.node:
+        if node.op != "Const" or node.name not in names:
+            continue
+        value = node.attr["value"].tensor
+        dtype = node.attr["dtype"].type
+        node.op = "Placeholder"
+        node.ClearField("attr")
+        node.attr["dtype"].type = dtype
+        node.attr["shape"].shape.CopyFrom(value.tensor_shape)
 
 
 def make_step(
