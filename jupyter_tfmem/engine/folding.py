@@ -87,7 +87,7 @@ def fold_constants(
         node = nodes[name]
         if node.op in CONSTANT_OPS:
             continue
-        fetched = {idx for reader, idx, data in readers[name] if data and reader not in folded}
+        fetched = {idx for reader, idx in readers[name] if reader not in folded}
         for idx in sorted(fetched):
             spec = node.outputs[idx] if idx < len(node.outputs) else None
             size = _bytes(spec, batch)
@@ -141,17 +141,14 @@ def _is_variant(dtype) -> bool:
     return getattr(dtype, "name", str(dtype)) == "variant"
 
 
-def _readers(nodes: Mapping[str, Node], order: list[str]) -> dict[str, list]:
-    """Each node's readers, as ``(reader, output read, data edge?)``."""
-    readers: dict[str, list] = {name: [] for name in order}
+def _readers(nodes: Mapping[str, Node], order: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """Each node's data readers, as ``(reader, output read)`` (a control edge
+    reads no tensor, and TF leaves it where it is)."""
+    readers: dict[str, list[tuple[str, int]]] = {name: [] for name in order}
     for name in order:
-        node = nodes[name]
-        for src, idx in node.inputs:
+        for src, idx in nodes[name].inputs:
             if src in readers:
-                readers[src].append((name, idx, True))
-        for src in node.controls:
-            if src in readers:
-                readers[src].append((name, -1, False))
+                readers[src].append((name, idx))
     return readers
 
 
