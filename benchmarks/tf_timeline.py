@@ -346,14 +346,18 @@ def estimated_folded(case: str) -> dict[str, int]:
     return made
 
 
+def by_folded_tensor(constants: dict[str, int]) -> dict[str, int]:
+    """Folded constants keyed by the tensor each replaces (``<op>/_<k>__cf__<id>`` -> ``<op>``),
+    so that TF's and the estimate's, numbered apart, can be matched."""
+    return {
+        (name.rsplit("/_", 1)[0] if "__cf__" in name else name): nbytes
+        for name, nbytes in constants.items()
+    }
+
+
 def print_folded(tf: dict[str, int], estimate: dict[str, int]) -> None:
-    """TF's folded constants beside the estimate's, matched by the name of the tensor folded."""
-
-    def tensor(name: str) -> str:  # "<op>/_<k>__cf__<id>" -> "<op>"
-        return name.rsplit("/_", 1)[0] if "__cf__" in name else name
-
-    theirs = {tensor(k): v for k, v in tf.items()}
-    ours = {tensor(k): v for k, v in estimate.items()}
+    """TF's folded constants beside the estimate's, matched by the tensor folded."""
+    theirs, ours = by_folded_tensor(tf), by_folded_tensor(estimate)
     print(
         f"  TF's runtime-folded constants held at the measured step's start: {len(tf)}, "
         f"{sum(tf.values()) / MiB:.3f} MiB; the estimate's: {len(estimate)}, "

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Mapping, Set
 from typing import Any
 
+from .engine.folding import is_folded
 from .engine.loops import exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
@@ -1724,8 +1725,6 @@ def _raw_steps(nodes, order, n, preset, keep, shared=(), timelines=None) -> tupl
 
 def _first_step_rank(event) -> int:
     """0 for a constant's allocation, 1 for a folded constant's, 2 for the rest."""
-    from .engine.folding import is_folded
-
     if event[0] != "a" or event[1][0] != "c":
         return 2
     return 1 if is_folded(event[1][1]) else 0

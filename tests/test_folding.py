@@ -163,8 +163,4 @@ def test_tf_holds_the_constants_the_estimate_folds():
     run = tf_timeline.profile(case, from_build=True)
     held = tf_timeline.folded_at(run["memory"], tf_timeline.measured_step_start(run["memory"]))
     made = tf_timeline.estimated_folded(case)
-
-    def tensors(constants: dict[str, int]) -> dict[str, int]:  # keyed by the tensor folded
-        return {name.rsplit("/_", 1)[0]: nbytes for name, nbytes in constants.items()}
-
-    assert held and tensors(made) == tensors(held)
+    assert held and tf_timeline.by_folded_tensor(made) == tf_timeline.by_folded_tensor(held)
