@@ -2776,6 +2776,119 @@ _CASE_LIST += (
     ),
 )
 
+# Session 40's held-out round (zoo_heldout.py says how it was run).
+_SGD_MOMENTUM_WD = {
+    "class_name": "SGD",
+    "config": {"learning_rate": 0.01, "momentum": 0.9, "weight_decay": 1e-4},
+}
+_CASE_LIST += (
+    ZooCase(
+        "bn_mlp_wide_schedulefree",
+        zoo_heldout.bn_mlp_wide,
+        256,
+        True,
+        "schedulefreeadamw",
+        "sparse_categorical_crossentropy",
+        (((512,), "float32"),),
+        "three 1,024-wide Dense layers with BatchNormalization, batch 256, schedule-free AdamW",
+    ),
+    ZooCase(
+        "muon_encoder",
+        zoo_heldout.muon_encoder,
+        32,
+        True,
+        "muon",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "one pre-LN encoder block over 64 tokens, batch 32, Muon",
+    ),
+    ZooCase(
+        "resnet152v2_64_sgdwd",
+        zoo_heldout.resnet152v2_64,
+        8,
+        True,
+        _SGD_MOMENTUM_WD,
+        "sparse_categorical_crossentropy",
+        _IMG64,
+        "ResNet152V2 64x64 (58M parameters), batch 8, SGD with momentum and weight decay",
+    ),
+    ZooCase(
+        "efficientnetb3_128_infer",
+        zoo_heldout.efficientnetb3_128,
+        8,
+        False,
+        None,
+        None,
+        (((128, 128, 3), "float32"),),
+        "EfficientNetB3 at 128x128, batch 8, inference",
+    ),
+    ZooCase(
+        "maxnorm_cnn_focal_adamw",
+        zoo_heldout.maxnorm_cnn,
+        64,
+        True,
+        "adamw",
+        "categorical_focal_crossentropy",
+        (((40, 40, 3), "float32"),),
+        "CNN with MaxNorm constraints and Dropout, focal cross-entropy, batch 64, AdamW",
+    ),
+    ZooCase(
+        "xla_gru_mixed16_adam",
+        zoo_heldout.xla_gru_mixed16,
+        32,
+        True,
+        "adam",
+        "categorical_crossentropy",
+        (((120, 24), "float32"),),
+        "GRU over 120 steps, per-step head, jit_compile=True, mixed_float16, batch 32, Adam",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "transpose_depthwise_rmsprop",
+        zoo_heldout.transpose_depthwise,
+        32,
+        True,
+        "rmsprop",
+        "mean_squared_error",
+        (((48, 48, 8), "float32"),),
+        "depthwise multipliers, Conv2DTranspose with output padding, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "retrieval_adamw",
+        zoo_heldout.masked_dot_retrieval,
+        512,
+        True,
+        "adamw",
+        "binary_crossentropy",
+        (((16,), "int32"), ((120,), "int32")),
+        "masked shared embedding, query and document, cosine Dot, batch 512, AdamW",
+    ),
+    ZooCase(
+        "xla_unet_adam",
+        zoo_heldout.xla_unet,
+        8,
+        True,
+        "adam",
+        "categorical_crossentropy",
+        _IMG64,
+        "two-level U-Net 64x64, jit_compile=True, batch 8, Adam",
+    ),
+    ZooCase(
+        "attention_pooled_kl_adagrad",
+        zoo_heldout.attention_pooled_tagger,
+        64,
+        True,
+        "adagrad",
+        "kl_divergence",
+        (((80,), "int32"),),
+        "self-attention and softmax pooling over 80 tokens, KL divergence, batch 64, Adagrad",
+    ),
+)
+_CASE_LIST += (
+    _variant("xla_gru_mixed16_adam", 128, infer=True),
+    _variant("transpose_depthwise_rmsprop", 64, infer=True),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (

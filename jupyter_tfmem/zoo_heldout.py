@@ -207,6 +207,26 @@ Lambdas that TF could not reload to measure: median |error| 3.0%, worst
 23.3%.  The unrolled GRUs' gap is in the backward pass: TF's peak holds 14
 of the kernel slices' ``StridedSliceGrad`` outputs (48 KiB each) and more
 of the second layer's forward tensors; the replay's peak comes later.
+
+Session 40 wrote ten more, twelve cases, from optimizers, losses, layer
+options and sizes no case used before, estimated with session 39's final
+code (d1d3116) before any change for them, against 3 fresh runs each on the
+AMD EPYC (7 where they spread over 5%): a BatchNorm MLP with schedule-free
+AdamW (-4.7%, TF's runs 52.7 to 60.9 MiB), a pre-LN encoder block with Muon
+(+7.4%, 45.5 to 50.4), ResNet152V2 with momentum and weight decay (-2.2%,
+1,071 MiB), EfficientNetB3's inference (-0.1%), a CNN with MaxNorm
+constraints and a focal loss under AdamW (-3.3%), a ``jit_compile`` GRU
+under ``mixed_float16`` (Adam -0.0%, inference at 128 -0.3%), depthwise
+multipliers and ``Conv2DTranspose`` with output padding (RMSprop -0.7%,
+inference at 64 -0.1%), a query and document retrieval model on one masked
+embedding with AdamW (-11.7%, TF's runs 110.9 to 143.3 MiB), an XLA U-Net
+(-0.2%) and attention pooling with a KL-divergence loss and Adagrad
+(+3.2%): median |error| 1.5%, worst 11.7%.  The retrieval model's replay
+holds the same tensors as TF's profile at its peak (78.23 MiB of the step's
+own); TF's peaks differ by where its earlier steps left their chunks (four
+of seven runs at 128.6 MiB, the others 110.9, 141.3 and 143.3).  Keras 3.15's
+``optimizers.get`` does not know ``Lamb``, so the MLP's case uses
+schedule-free AdamW instead.
 """
 
 from __future__ import annotations
@@ -1956,3 +1976,130 @@ def efficientnetv2b1_96() -> Any:
     return _keras().applications.EfficientNetV2B1(
         weights=None, input_shape=(96, 96, 3), classes=10, include_preprocessing=False
     )
+
+
+# Session 40 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def bn_mlp_wide() -> Any:
+    """Three 1,024-wide Dense layers with BatchNormalization on 512 features."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((512,))
+    x = inp
+    for _ in range(3):
+        x = L.Activation("relu")(L.BatchNormalization()(L.Dense(1024, use_bias=False)(x)))
+    return keras.Model(inp, L.Dense(20, activation="softmax")(x), name="bn_mlp_wide")
+
+
+def muon_encoder() -> Any:
+    """One pre-LN encoder block of width 128 over 64 tokens, for Muon's 2-D updates."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64,), dtype="int32")
+    x = L.Embedding(4000, 128)(inp)
+    h = L.MultiHeadAttention(4, 32)(L.LayerNormalization()(x), L.LayerNormalization()(x))
+    x = L.Add()([x, h])
+    h = L.Dense(128)(L.Dense(512, activation="gelu")(L.LayerNormalization()(x)))
+    x = L.Add()([x, h])
+    out = L.Dense(6, activation="softmax")(L.GlobalAveragePooling1D()(x))
+    return keras.Model(inp, out, name="muon_encoder")
+
+
+def resnet152v2_64() -> Any:
+    """ResNet152V2 at 64x64 (58M parameters), 100 classes."""
+    return _keras().applications.ResNet152V2(weights=None, input_shape=(64, 64, 3), classes=100)
+
+
+def efficientnetb3_128() -> Any:
+    """EfficientNetB3 at 128x128, 10 classes."""
+    return _keras().applications.EfficientNetB3(weights=None, input_shape=(128, 128, 3), classes=10)
+
+
+def maxnorm_cnn() -> Any:
+    """Convolutions and a Dense layer under MaxNorm constraints, with Dropout."""
+    keras = _keras()
+    L = keras.layers
+    norm = keras.constraints.MaxNorm(3.0)
+    inp = keras.Input((40, 40, 3))
+    x = L.Conv2D(32, 3, padding="same", activation="relu", kernel_constraint=norm)(inp)
+    x = L.MaxPooling2D()(L.Conv2D(32, 3, padding="same", activation="relu")(x))
+    x = L.Dropout(0.2)(x)
+    x = L.Conv2D(64, 3, padding="same", activation="relu", kernel_constraint=norm)(x)
+    x = L.Dropout(0.3)(L.MaxPooling2D()(x))
+    x = L.Dense(128, activation="relu", kernel_constraint=norm)(L.Flatten()(x))
+    return keras.Model(inp, L.Dense(8, activation="softmax")(x), name="maxnorm_cnn")
+
+
+def xla_gru_mixed16() -> Any:
+    """A GRU of 96 over 120 steps with a per-step head, ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((120, 24))
+    x = L.GRU(96, return_sequences=True)(inp)
+    out = L.Dense(4, activation="softmax", dtype="float32")(x)
+    model = keras.Model(inp, out, name="xla_gru_mixed16")
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def transpose_depthwise() -> Any:
+    """Depthwise convolutions with a depth multiplier, then Conv2DTranspose with
+    output padding back to the input's size."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 8))
+    x = L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="relu")(inp)
+    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.DepthwiseConv2D(5, depth_multiplier=3, strides=2, padding="same")(x)
+    x = L.Conv2DTranspose(32, 3, strides=2, padding="same", output_padding=1)(x)
+    x = L.Conv2DTranspose(16, 4, strides=2, padding="same", activation="relu")(x)
+    return keras.Model(inp, L.Conv2D(8, 1)(x), name="transpose_depthwise")
+
+
+def masked_dot_retrieval() -> Any:
+    """Query and document tokens through one masked embedding, averaged over
+    their masks and compared by cosine similarity."""
+    keras = _keras()
+    L = keras.layers
+    query = keras.Input((16,), dtype="int32")
+    doc = keras.Input((120,), dtype="int32")
+    embed = L.Embedding(60000, 64, mask_zero=True)
+    pool = L.GlobalAveragePooling1D()
+    proj = L.Dense(64, activation="tanh")
+    q = proj(pool(embed(query)))
+    d = proj(pool(embed(doc)))
+    score = L.Dot(axes=1, normalize=True)([q, d])
+    return keras.Model([query, doc], L.Dense(1, activation="sigmoid")(score), name="retrieval")
+
+
+def xla_unet() -> Any:
+    """A two-level U-Net on 64x64 RGB, ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    c1 = L.Conv2D(16, 3, padding="same", activation="relu")(inp)
+    c2 = L.Conv2D(32, 3, padding="same", activation="relu")(L.MaxPooling2D()(c1))
+    b = L.Conv2D(64, 3, padding="same", activation="relu")(L.MaxPooling2D()(c2))
+    u2 = L.Concatenate()([L.UpSampling2D()(b), c2])
+    u2 = L.Conv2D(32, 3, padding="same", activation="relu")(u2)
+    u1 = L.Concatenate()([L.Conv2DTranspose(16, 2, strides=2)(u2), c1])
+    u1 = L.Conv2D(16, 3, padding="same", activation="relu")(u1)
+    model = keras.Model(inp, L.Conv2D(3, 1, activation="softmax")(u1), name="xla_unet")
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def attention_pooled_tagger() -> Any:
+    """Self-attention then a learned softmax pooling over 80 tokens, a
+    distribution as the output (for a KL-divergence loss)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((80,), dtype="int32")
+    x = L.Embedding(8000, 96)(inp)
+    x = L.LayerNormalization()(L.Add()([x, L.MultiHeadAttention(3, 32)(x, x)]))
+    weights = L.Softmax(axis=1)(L.Dense(1)(x))
+    pooled = L.Dot(axes=1)([weights, x])
+    out = L.Dense(12, activation="softmax")(L.Flatten()(pooled))
+    return keras.Model(inp, out, name="attention_pooled_tagger")
