@@ -58,6 +58,15 @@ placements follow from that state.
 
     python benchmarks/tf_timeline.py --case bert_small_infer --replay --start
 
+``--estimate-peak`` lists, under TF's live tensors, what the estimate's
+allocator model holds at its own peak (its first schedule, the estimate's
+figure): its chunks in use, those of them held from before the step, and the
+step's buffers by the op that made each, asked and chunk bytes.  Where the
+two lists hold the same tensors and the peaks still differ, the difference
+is in the chunks: where the requests landed.
+
+    python benchmarks/tf_timeline.py --case retrieval_adamw --estimate-peak --kernels 0
+
 ``--behind`` gives, per backward loop, the most weight-gradient products
 made and not yet summed: 32 where TF runs the loop's recurrence ahead of its
 sums (docs/engine.md, "What is not modelled").
@@ -73,6 +82,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import math
 import os
@@ -81,6 +91,7 @@ import statistics
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
@@ -381,19 +392,13 @@ def model_live_at_start(sequence: tuple, n: int) -> list[int]:
     return [model.chunks[addr][0] for addr in model.owner.values()]
 
 
-def allocations_by_op(case_name: str, least: int) -> collections.Counter:
-    """Buffers of ``least`` bytes or more per op, in the estimate's measured step.
-
-    The replay's buffers carry no op name, so each is keyed by the op that
-    made it while the estimate runs (side-by-side mode: the first replay).
-    """
-    from jupyter_tfmem import estimator
+@contextlib.contextmanager
+def buffers_named_by_op() -> Iterator[None]:
+    """While open, each tensor the estimate's replay makes is keyed by the op that
+    made it (the replay's own keys carry no name)."""
     from jupyter_tfmem.engine import schedule
-    from jupyter_tfmem.zoo import get_case
 
-    case = get_case(case_name)
-    made, after = schedule._output_buffer, estimator._allocator_after
-    counts: list[collections.Counter] = []
+    made = schedule._output_buffer
 
     def named(node, idx, spec, in_bufs):
         buf = made(node, idx, spec, in_bufs)
@@ -401,30 +406,73 @@ def allocations_by_op(case_name: str, least: int) -> collections.Counter:
             buf.key = ("t", next(schedule._keys), node.name)
         return buf
 
-    def count(creation, warm, measured, m, holders=None, **kw):
-        if m == case.batch_size and not counts:
-            # a later step's keys are (step, the op's key): see estimator._chained
-            keys = [
-                (key[1] if isinstance(key[0], int) else key, a + b * m)
-                for kind, key, a, b, _ in measured
-                if kind == "a"
-            ]
-            counts.append(
-                collections.Counter(
-                    # a copy-on-write's key names the variable, not an op
-                    "(copy-on-write of a variable)" if key[0] == "cow" else str(key[2])
-                    for key, size in keys
-                    if len(key) > 2 and size >= least
-                )
-            )
-        return after(creation, warm, measured, m, holders, **kw)
+    with mock.patch.object(schedule, "_output_buffer", named):
+        yield
 
-    with (
-        mock.patch.object(schedule, "_output_buffer", named),
-        mock.patch.object(estimator, "_allocator_after", count),
-    ):
-        case.estimate(device="CPU")
-    return counts[0]
+
+def op_of(key: object) -> str | None:
+    """The op that made a replay buffer keyed under ``buffers_named_by_op``, or a
+    copy-on-write's label; None for a buffer no op of the step made."""
+    # a later step's keys are (step, the op's key): see estimator._chained
+    if isinstance(key, tuple) and key and isinstance(key[0], int):
+        key = key[1]
+    if not isinstance(key, tuple) or not key:
+        return None
+    if key[0] == "cow":  # a copy-on-write's key names the variable, not an op
+        return "(copy-on-write of a variable)"
+    return str(key[2]) if key[0] == "t" and len(key) > 2 else None
+
+
+def allocations_by_op(case_name: str, least: int) -> collections.Counter:
+    """Buffers of ``least`` bytes or more per op, in the estimate's measured step
+    (side-by-side mode: the first replay)."""
+    n, sequences = estimate_sequences(case_name)
+    _, _, measured, _ = sequences[0]
+    return collections.Counter(
+        op
+        for kind, key, a, b, _ in measured
+        if kind == "a" and a + b * n >= least and (op := op_of(key)) is not None
+    )
+
+
+def estimate_at_peak(sequence: tuple, n: int) -> tuple[float, float, dict[str, list[float]]]:
+    """The estimate's allocator model at its peak in the measured step, as ``at_peak``
+    reads TF's: the chunks in use then, those of them held before the step, and the
+    step's own buffers by op: [asked, chunks].
+
+    ``sequence`` is one schedule's events from ``estimate_sequences`` at batch ``n``,
+    taken under ``buffers_named_by_op``.
+    """
+    from jupyter_tfmem import estimator
+
+    creation, warm, measured, holders = sequence
+
+    def warmed():  # the allocator model after the build and the warm-up
+        return estimator._allocator_after(creation, warm, [], n, holders)
+
+    # first pass: the event after which the peak is reached; second: the state then
+    model, top, at = warmed(), -1, 0
+    for i, event in enumerate(measured):
+        model.run((event,), n)
+        if model.in_use > top:
+            top, at = model.in_use, i
+    model = warmed()
+    before = set(model.owner)
+    asked = {}
+    for event in measured[: at + 1]:
+        model.run((event,), n)
+        if event[0] == "a":
+            asked[event[1]] = event[2] + event[3] * n
+    held_before, by_op = 0.0, {}
+    for key, addr in model.owner.items():
+        chunk = model.chunks[addr][0]
+        if key in before:
+            held_before += chunk
+            continue
+        row = by_op.setdefault(op_of(key) or "(other)", [0.0, 0.0])
+        row[0] += asked.get(key, 0)
+        row[1] += chunk
+    return model.in_use, held_before, by_op
 
 
 def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
@@ -443,7 +491,7 @@ def estimate_sequences(case_name: str) -> tuple[int, list[tuple]]:
             got.append((creation, warm, measured, holders))
         return after(creation, warm, measured, m, holders, **kw)
 
-    with mock.patch.object(estimator, "_allocator_after", grab):
+    with mock.patch.object(estimator, "_allocator_after", grab), buffers_named_by_op():
         case.estimate(device="CPU")
     return case.batch_size, got
 
@@ -623,6 +671,12 @@ def main(argv: list[str] | None = None) -> int:
         "the estimate's replay, and the reverse",
     )
     parser.add_argument(
+        "--estimate-peak",
+        action="store_true",
+        help="also list what the estimate's allocator model holds at its peak, by op, beside "
+        "TF's (its first schedule)",
+    )
+    parser.add_argument(
         "--durations",
         type=int,
         metavar="N",
@@ -641,6 +695,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     run = profile(args.case, from_build=args.replay)
     memory = run["memory"]
+    n, sequences = 0, []  # the estimate's replay, made once if an option needs it
     if args.replay:
         start = measured_step_start(memory)
         replayed, differ, total = replay_through_model(memory, start)
@@ -650,7 +705,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{run['peak'] / MiB:.2f}); {differ} got a chunk of another size than TF's"
         )
         # one estimate serves both (it is the slow part after the profile)
-        n, sequences = estimate_sequences(args.case) if args.start or args.swap else (0, [])
+        need = args.start or args.swap or args.estimate_peak
+        n, sequences = estimate_sequences(args.case) if need else (0, [])
         if args.start:
             print_start_state(model_live_at_start(sequences[0], n), live_at(memory, start))
         if args.folded:
@@ -678,6 +734,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nLive at the peak (asked / chunk MiB, op), largest {args.tensors}:")
     for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[: args.tensors]:
         print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
+    if args.estimate_peak:
+        if not sequences:
+            n, sequences = estimate_sequences(args.case)
+        in_use, held, by_op = estimate_at_peak(sequences[0], n)
+        asked = sum(row[0] for row in by_op.values())
+        print(
+            f"\nThe estimate's allocator model at its peak: {in_use / MiB:.2f} MiB of chunks, "
+            f"{held / MiB:.2f} of them held before the step; the step's own buffers ask "
+            f"{asked / MiB:.2f} MiB"
+        )
+        print(f"Its live buffers then (asked / chunk MiB, op), largest {args.tensors}:")
+        for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[: args.tensors]:
+            print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
     kernels = run["kernels"]
     steps = [k for k in kernels if k[3].startswith("EagerLocalExecute: __inference")]
     t0 = steps[0][0] if steps else (kernels[0][0] if kernels else 0)

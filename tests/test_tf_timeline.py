@@ -1,4 +1,5 @@
-"""How ``benchmarks/tf_timeline.py`` reads a profile: --behind, --durations, --folded."""
+"""How ``benchmarks/tf_timeline.py`` reads a profile and the estimate's replay:
+--behind, --durations, --folded, --estimate-peak."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 try:
-    from tf_timeline import folded_at, print_durations, print_folded, sums_behind
+    from tf_timeline import (
+        estimate_at_peak,
+        folded_at,
+        op_of,
+        print_durations,
+        print_folded,
+        sums_behind,
+    )
 finally:
     sys.path.pop(0)
 
@@ -85,3 +93,34 @@ def test_folded_constants_are_those_held_when_the_step_starts(capsys):
     lines = [line.split() for line in out.splitlines()[1:]]
     assert ["-", "0.500", "MiB", "Tile"] in lines
     assert ["0.250", "0.250", "MiB", "gradient_tape/Tile_4"] in lines
+
+
+def _t(k: int, op: str) -> tuple:
+    """A step buffer's key as ``buffers_named_by_op`` makes it."""
+    return ("t", k, op)
+
+
+def test_the_estimates_peak_is_read_at_its_largest_use_with_the_ops_that_hold_it():
+    mib = 1 << 20
+    weight = (("var", "w"), 4 * mib, "parameters", False, None)
+    measured = [
+        ("a", _t(1, "dense/MatMul"), 3 * mib, 0, "activations"),
+        ("a", _t(2, "relu"), 0, mib, "activations"),  # grows with the batch: 2 MiB at n=2
+        ("f", _t(1, "dense/MatMul"), 0, 0, ""),
+        ("a", (0, ("cow", "w")), 4 * mib, 0, "parameters"),  # a later step's copy-on-write
+        ("a", _t(3, "grad/MatMul"), 5 * mib, 0, "gradients"),  # the peak: 2 + 4 + 5 of the step
+        ("f", _t(3, "grad/MatMul"), 0, 0, ""),
+        ("f", _t(2, "relu"), 0, 0, ""),
+        ("a", _t(4, "late"), mib, 0, "temporaries"),  # after the peak
+    ]
+    in_use, held, by_op = estimate_at_peak(([weight], [], measured, None), 2)
+    assert by_op == {
+        "relu": [2 * mib, 2 * mib],
+        "(copy-on-write of a variable)": [4 * mib, 4 * mib],
+        "grad/MatMul": [5 * mib, 5 * mib],
+    }
+    # the weight and its handle are held from before the step, with the runtime's first chunk
+    assert 4 * mib < held < 4 * mib + (64 << 10)
+    assert in_use == held + 11 * mib
+    assert op_of(_t(9, "x")) == "x" and op_of((1, _t(9, "x"))) == "x"
+    assert op_of(("var", "w")) is None
