@@ -213,18 +213,19 @@ options and sizes no case used before, estimated with session 39's final
 code (d1d3116) before any change for them, against 3 fresh runs each on the
 AMD EPYC (7 where they spread over 5%): a BatchNorm MLP with schedule-free
 AdamW (-4.7%, TF's runs 52.7 to 60.9 MiB), a pre-LN encoder block with Muon
-(+7.4%, 45.5 to 50.4), ResNet152V2 with momentum and weight decay (-2.2%,
+(+7.3%, 45.5 to 50.4), ResNet152V2 with momentum and weight decay (-2.2%,
 1,071 MiB), EfficientNetB3's inference (-0.1%), a CNN with MaxNorm
 constraints and a focal loss under AdamW (-3.3%), a ``jit_compile`` GRU
-under ``mixed_float16`` (Adam -0.0%, inference at 128 -0.3%), depthwise
-multipliers and ``Conv2DTranspose`` with output padding (RMSprop -0.7%,
+under ``mixed_float16`` (Adam +0.1%, inference at 128 -0.1%), depthwise
+multipliers and ``Conv2DTranspose`` with output padding (RMSprop -0.6%,
 inference at 64 -0.1%), a query and document retrieval model on one masked
 embedding with AdamW (-11.7%, TF's runs 110.9 to 143.3 MiB), an XLA U-Net
-(-0.2%) and attention pooling with a KL-divergence loss and Adagrad
-(+3.2%): median |error| 1.5%, worst 11.7%.  The retrieval model's replay
-holds the same tensors as TF's profile at its peak (78.23 MiB of the step's
-own); TF's peaks differ by where its earlier steps left their chunks (four
-of seven runs at 128.6 MiB, the others 110.9, 141.3 and 143.3).  Keras 3.15's
+(-0.1%) and attention pooling with a KL-divergence loss and Adagrad
+(+3.2%): median |error| 1.4%, worst 11.7%.  The retrieval model's replay
+holds the same tensors as TF's profiles at their peaks (78.23 MiB of the
+step's own, ``benchmarks/tf_timeline.py --case retrieval_adamw
+--estimate-peak``), in other chunks: four of TF's seven runs peak at 128.6
+MiB, the others at 110.9, 141.3 and 143.3.  Keras 3.15's
 ``optimizers.get`` does not know ``Lamb``, so the MLP's case uses
 schedule-free AdamW instead.
 """
