@@ -93,14 +93,17 @@ FILTER_GRAD_SLOWDOWN_RANGE = (0.90, 1.40)
 #: 1.01 with oneDNN off).  A convolution's slow filter gradient is still
 #: running when the next layer's input gradient allocates: the
 #: ``mixed_float16`` small CNN's estimate went from +21.9% to +5.5%.
-#: Each ratio holds on CPUs with the instruction set it was timed on: a
-#: CPU without AMX-BF16 (an AMD EPYC, say) runs oneDNN's ``bfloat16``
-#: kernels on other code paths, whose ratio is not measured yet, so it keeps
-#: float32's.
-ONEDNN_FILTER_GRAD_SLOWDOWN = {"float16": 271.0, "bfloat16": 1.70}
-#: The ``/proc/cpuinfo`` flag each of those ratios needs (``None``: any CPU
-#: whose oneDNN takes the dtype).
-ONEDNN_FILTER_GRAD_NEEDS = {"float16": None, "bfloat16": "amx_bf16"}
+#: Each ratio holds on CPUs with the instruction set it was timed on, so each
+#: dtype lists ``(the /proc/cpuinfo flag a CPU needs, ratio)``, the first
+#: the CPU has applying (``None``: any CPU whose oneDNN takes the dtype).
+#: oneDNN runs ``bfloat16`` on AMX where there is AMX-BF16; on an AMD EPYC
+#: without it, with AVX512-BF16, the same ten shapes gave 0.58 to 1.96
+#: (geometric means 1.37 and 1.39 in two runs, session 40).  A CPU with
+#: neither keeps float32's ratio: not timed.
+ONEDNN_FILTER_GRAD_SLOWDOWN: dict[str, tuple[tuple[str | None, float], ...]] = {
+    "float16": ((None, 271.0),),
+    "bfloat16": (("amx_bf16", 1.70), ("avx512_bf16", 1.38)),
+}
 #: ``UnsortedSegmentSum`` (summing a sparse gradient's rows, as Keras'
 #: optimizers do for an embedding) runs 2.0 to 6.8 times slower per byte it
 #: reads and writes than an element-wise product: each input row is a
@@ -160,10 +163,10 @@ def filter_grad_slowdown(
     ``onednn`` says whether oneDNN runs ``dtype`` on this CPU
     (``estimator.onednn_dtypes``), ``flags`` are the CPU's (``None``: not known).
     """
-    if onednn and op == "Conv2DBackpropFilter" and dtype in ONEDNN_FILTER_GRAD_SLOWDOWN:
-        needs = ONEDNN_FILTER_GRAD_NEEDS.get(dtype)
-        if needs is None or needs in (flags or ()):
-            return ONEDNN_FILTER_GRAD_SLOWDOWN[dtype]
+    if onednn and op == "Conv2DBackpropFilter":
+        for needs, ratio in ONEDNN_FILTER_GRAD_SLOWDOWN.get(dtype, ()):
+            if needs is None or needs in (flags or ()):
+                return ratio
     return _FILTER_GRAD_SLOWDOWN
 
 
