@@ -311,33 +311,36 @@ def estimate_both_ways(case_name: str) -> tuple[float, float, float]:
     return tuple(estimate_one_way(case_name, shared) / MiB for shared in (None, False, True))
 
 
-def live_at(memory: list, start: int) -> list[int]:
-    """The chunk sizes TF's allocator holds just before event ``start``."""
-    live: dict[int, int] = {}
+def _held_before(memory: list, start: int) -> list[dict]:
+    """The allocation events of what TF's allocator holds just before event ``start``."""
+    live: dict[int, dict] = {}
     for _, is_alloc, stats in memory[:start]:
         if is_alloc:
-            live[stats["addr"]] = stats["allocation_bytes"]
+            live[stats["addr"]] = stats
         else:
             live.pop(stats["addr"], None)
     return list(live.values())
 
 
+def live_at(memory: list, start: int) -> list[int]:
+    """The chunk sizes TF's allocator holds just before event ``start``."""
+    return [stats["allocation_bytes"] for stats in _held_before(memory, start)]
+
+
 def folded_at(memory: list, start: int) -> dict[str, int]:
-    """The constants of TF's runtime folding (``..__cf__..``) its allocator holds
-    just before event ``start``, by op name: bytes asked."""
-    live: dict[int, tuple[str, int]] = {}
-    for _, is_alloc, stats in memory[:start]:
-        if is_alloc:
-            live[stats["addr"]] = (stats.get("tf_op") or "", stats["requested_bytes"])
-        else:
-            live.pop(stats["addr"], None)
-    return {op: nbytes for op, nbytes in live.values() if "__cf__" in op}
+    """The constants of TF's runtime folding its allocator holds just before event
+    ``start``, by op name: bytes asked."""
+    from jupyter_tfmem.engine.folding import is_folded
+
+    held = (
+        (stats.get("tf_op") or "", stats["requested_bytes"])
+        for stats in _held_before(memory, start)
+    )
+    return {op: nbytes for op, nbytes in held if is_folded(op)}
 
 
 def estimated_folded(case: str) -> dict[str, int]:
     """The constants ``engine/folding.py`` adds to the case's step, by name: bytes at its batch."""
-    from unittest import mock
-
     from jupyter_tfmem.engine import folding
     from jupyter_tfmem.zoo import get_case
 
@@ -360,8 +363,10 @@ def estimated_folded(case: str) -> dict[str, int]:
 def by_folded_tensor(constants: dict[str, int]) -> dict[str, int]:
     """Folded constants keyed by the tensor each replaces (``<op>/_<k>__cf__<id>`` -> ``<op>``),
     so that TF's and the estimate's, numbered apart, can be matched."""
+    from jupyter_tfmem.engine.folding import is_folded
+
     return {
-        (name.rsplit("/_", 1)[0] if "__cf__" in name else name): nbytes
+        (name.rsplit("/_", 1)[0] if is_folded(name) else name): nbytes
         for name, nbytes in constants.items()
     }
 
@@ -378,6 +383,12 @@ def print_folded(tf: dict[str, int], estimate: dict[str, int]) -> None:
         a, b = theirs.get(name), ours.get(name)
         cols = [f"{x / MiB:9.3f}" if x is not None else "        -" for x in (a, b)]
         print(f"    {cols[0]} {cols[1]} MiB  {name}")
+
+
+def print_by_op(by_op: dict[str, list[float]], most: int) -> None:
+    """``at_peak``'s or ``estimate_at_peak``'s buffers by op, the largest chunks first."""
+    for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[:most]:
+        print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
 
 
 def model_live_at_start(sequence: tuple, n: int) -> list[int]:
@@ -695,7 +706,9 @@ def main(argv: list[str] | None = None) -> int:
             )
     run = profile(args.case, from_build=args.replay)
     memory = run["memory"]
-    n, sequences = 0, []  # the estimate's replay, made once if an option needs it
+    # the estimate's replay, made once for every option that reads it
+    need = args.start or args.swap or args.estimate_peak
+    n, sequences = estimate_sequences(args.case) if need else (0, [])
     if args.replay:
         start = measured_step_start(memory)
         replayed, differ, total = replay_through_model(memory, start)
@@ -704,9 +717,6 @@ def main(argv: list[str] | None = None) -> int:
             f"engine/bfc.py: measured-step peak {replayed / MiB:.2f} MiB (TF: "
             f"{run['peak'] / MiB:.2f}); {differ} got a chunk of another size than TF's"
         )
-        # one estimate serves both (it is the slow part after the profile)
-        need = args.start or args.swap or args.estimate_peak
-        n, sequences = estimate_sequences(args.case) if need else (0, [])
         if args.start:
             print_start_state(model_live_at_start(sequences[0], n), live_at(memory, start))
         if args.folded:
@@ -732,11 +742,8 @@ def main(argv: list[str] | None = None) -> int:
         f"tensors ask {asked / MiB:.2f} MiB"
     )
     print(f"\nLive at the peak (asked / chunk MiB, op), largest {args.tensors}:")
-    for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[: args.tensors]:
-        print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
+    print_by_op(by_op, args.tensors)
     if args.estimate_peak:
-        if not sequences:
-            n, sequences = estimate_sequences(args.case)
         in_use, held, by_op = estimate_at_peak(sequences[0], n)
         asked = sum(row[0] for row in by_op.values())
         print(
@@ -745,8 +752,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{asked / MiB:.2f} MiB"
         )
         print(f"Its live buffers then (asked / chunk MiB, op), largest {args.tensors}:")
-        for op, (a, chunk) in sorted(by_op.items(), key=lambda kv: -kv[1][1])[: args.tensors]:
-            print(f"  {a / MiB:8.2f} {chunk / MiB:8.2f}  {op}")
+        print_by_op(by_op, args.tensors)
     kernels = run["kernels"]
     steps = [k for k in kernels if k[3].startswith("EagerLocalExecute: __inference")]
     t0 = steps[0][0] if steps else (kernels[0][0] if kernels else 0)
