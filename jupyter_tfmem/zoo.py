@@ -2889,6 +2889,102 @@ _CASE_LIST += (
     _variant("transpose_depthwise_rmsprop", 64, infer=True),
 )
 
+# Session 41's held-out round (zoo_heldout.py says how it was run): frozen
+# and partly frozen backbones, LoRA adapters, int8 weights, RMSNorm with
+# SwiGLU, a subclassed model.
+_ADAMW_CLIPPED = {"class_name": "AdamW", "config": {"learning_rate": 1e-3, "global_clipnorm": 1.0}}
+_CASE_LIST += (
+    ZooCase(
+        "frozen_mobilenetv2_96_adam",
+        zoo_heldout.frozen_mobilenetv2_96,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "frozen MobileNetV2 96x96 under a new head, batch 32, Adam",
+    ),
+    ZooCase(
+        "finetune_resnet50_64_sgdm",
+        zoo_heldout.finetune_resnet50_64,
+        16,
+        True,
+        _SGD_MOMENTUM,
+        "sparse_categorical_crossentropy",
+        _IMG64,
+        "ResNet50 64x64 frozen before its last stage, batch 16, SGD with momentum",
+    ),
+    ZooCase(
+        "lora_encoder_adamw",
+        zoo_heldout.lora_encoder,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((96,), "int32"),),
+        "two encoder blocks with rank-8 LoRA adapters over 96 tokens, batch 32, AdamW",
+    ),
+    ZooCase(
+        "int8_mlp_infer",
+        zoo_heldout.int8_mlp,
+        256,
+        False,
+        None,
+        None,
+        (((784,), "float32"),),
+        "four 1,024-wide Dense layers quantized to int8, batch 256, inference",
+    ),
+    ZooCase(
+        "int8_encoder_infer",
+        zoo_heldout.int8_encoder,
+        64,
+        False,
+        None,
+        None,
+        (((128,), "int32"),),
+        "two encoder blocks of width 256 quantized to int8, 128 tokens, batch 64, inference",
+    ),
+    ZooCase(
+        "rmsnorm_swiglu_decoder_adamw_clip",
+        zoo_heldout.rmsnorm_swiglu_decoder,
+        16,
+        True,
+        _ADAMW_CLIPPED,
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "two causal RMSNorm and SwiGLU decoder blocks over 128 tokens, 6k vocabulary, "
+        "batch 16, AdamW with global norm clipping",
+    ),
+    ZooCase(
+        "subclassed_residual_mlp_sgd",
+        zoo_heldout.subclassed_residual_mlp,
+        128,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((256,), "float32"),),
+        "subclassed model of six residual 1,024-wide Dense blocks, batch 128, SGD",
+    ),
+    ZooCase(
+        "frozen_efficientnetb0_112_mixed16_adam",
+        zoo_heldout.frozen_efficientnetb0_112,
+        16,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((112, 112, 3), "float32"),),
+        "EfficientNetB0 112x112 frozen but its last block, under mixed_float16 (loss scaling), "
+        "batch 16, Adam",
+        precision="mixed_float16",
+    ),
+)
+_CASE_LIST += (
+    _variant("frozen_mobilenetv2_96_adam", 8),
+    _variant("lora_encoder_adamw", 64, infer=True),
+    _variant("int8_mlp_infer", 16),
+    _variant("int8_encoder_infer", 8),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (
