@@ -2525,29 +2525,50 @@ _EIGEN_MATMULS = ("MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3")
 
 
 def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
-    """Give CPU products in a half-precision dtype oneDNN does not take their float32 copies.
+    """Give CPU products the copies of their operands TF's own kernel makes.
 
-    TF's own CPU kernel for these dtypes (``BaseBatchMatMulOp::Compute`` in
-    ``matmul_op_impl.h``) allocates its output, then float32 copies of both
-    operands and of the output, multiplies in float32 and converts back.
-    TF's log for a float16 transformer shows an 8 MiB float32 copy next to
-    the 4 MiB float16 output of its feed-forward product.
+    TF's CPU kernel (``BaseBatchMatMulOp::Compute`` in ``matmul_op_impl.h``)
+    allocates its output first, then:
+
+    - in a half-precision dtype oneDNN does not take, float32 copies of both
+      operands and of the output: it multiplies in float32 and converts
+      back.  TF's log for a float16 transformer shows an 8 MiB float32 copy
+      next to the 4 MiB float16 output of its feed-forward product;
+    - where an operand's dtype is not the output's (Keras's int8 ``Dense``
+      multiplies int8 by int8 into int32), a copy of that operand in the
+      output's dtype, for Eigen's contraction.  TF's log for an int8 MLP
+      shows a 4 MiB int32 copy of each 1,024 x 1,024 int8 kernel, made
+      outside any op's name, while its product runs.
     """
+    import tensorflow as tf
+
     eigen = _eigen_dtypes() & {"float16", "bfloat16"}
     for name, node in nodes.items():
         if node.op not in _EIGEN_MATMULS or not node.outputs or node.outputs[0] is None:
             continue
-        if len(node.inputs) < 2 or _dtype_name(node.outputs[0][2]) not in eigen:
+        if len(node.inputs) < 2:
             continue
-        tensors = [node.inputs[0], node.inputs[1], (name, 0)]
-        sizes = []
-        for props in (props1, props2):
-            shapes = [_shape(props, t) for t in tensors]
-            if any(s is None for s in shapes):
-                break
-            sizes.append([4.0 * math.prod(s) for s in shapes])
-        if len(sizes) == 2:
-            node.post_temps = tuple(_linear(s1, s2) for s1, s2 in zip(*sizes, strict=True))
+        out_dtype = _dtype_name(node.outputs[0][2])
+        in_specs = [_spec(nodes, t) for t in node.inputs[:2]]
+        if out_dtype in eigen:
+            tensors = [node.inputs[0], node.inputs[1], (name, 0)]
+            sizes = []
+            for props in (props1, props2):
+                shapes = [_shape(props, t) for t in tensors]
+                if any(s is None for s in shapes):
+                    break
+                sizes.append([4.0 * math.prod(s) for s in shapes])
+            if len(sizes) == 2:
+                node.post_temps = tuple(_linear(s1, s2) for s1, s2 in zip(*sizes, strict=True))
+            continue
+        copies = []
+        for spec in in_specs:
+            if spec is None or _dtype_name(spec[2]) == out_dtype:
+                continue
+            scale = tf.as_dtype(node.outputs[0][2]).size / tf.as_dtype(spec[2]).size
+            copies.append((spec[0] * scale, spec[1] * scale))
+        if copies and all(s is not None for s in in_specs):
+            node.post_temps = (*node.post_temps, *copies)
 
 
 #: Max pools oneDNN rewrites on the CPU, and the gradient that reads their workspace.

@@ -317,6 +317,43 @@ def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch)
     assert len(bf16["p"].post_temps) == 3
 
 
+def test_integer_products_get_copies_of_their_operands_in_the_output_dtype(monkeypatch):
+    """Keras's int8 Dense multiplies int8 by int8 into int32: TF's kernel casts
+    each operand to int32 first; an operand already in the output's dtype is
+    used as it is."""
+    from jupyter_tfmem.estimator import _size_eigen_matmul_copies
+
+    _on_cpu(monkeypatch, AVX512)
+
+    def product(x_dtype: str, w_dtype: str, out_dtype: str) -> Node:
+        nodes = {
+            "x": Node("x", "Cast", [], [], [(0.0, 256.0, x_dtype)]),
+            "w": Node("w", "ReadVariableOp", [], [], [(256.0 * 512, 0.0, w_dtype)]),
+            **_product("BatchMatMulV3", out_dtype),
+        }
+        _size_eigen_matmul_copies(nodes, {}, {})
+        return nodes["p"]
+
+    assert product("int8", "int8", "int32").post_temps == pytest.approx(
+        [(0.0, 4 * 256.0), (4 * 256.0 * 512, 0.0)]
+    )
+    assert product("int32", "int8", "int32").post_temps == pytest.approx([(4 * 256.0 * 512, 0.0)])
+    assert product("int32", "int32", "int32").post_temps == ()
+    assert product("float32", "float32", "float32").post_temps == ()
+
+
+def test_tfs_int8_product_allocates_int32_copies_of_both_operands():
+    """The output first, then an int32 copy of each int8 operand."""
+    shapes = [((512, 256), (256, 1024)), ((64, 784), (784, 1024))]
+    logged = step_allocations(
+        "RUN = lambda case, x, w: tf.linalg.matmul(x, w, output_type=tf.int32)",
+        [{"inputs": [(list(x), "int8"), (list(w), "int8")]} for x, w in shapes],
+    )
+    for sizes, (x, w) in zip(logged, shapes, strict=True):
+        big = [s for s in sizes if s >= 65536]
+        assert big == [4 * x[0] * w[1], 4 * math.prod(x), 4 * math.prod(w)]
+
+
 def _float16_in_onednn() -> bool:
     """Whether TF on this machine's CPU runs float16 kernels in oneDNN."""
     from jupyter_tfmem.estimator import _eigen_dtypes
