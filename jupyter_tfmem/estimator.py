@@ -437,17 +437,23 @@ def _with_dtype(config: Any, policy: str) -> Any:
 
     Rebuilt under a global policy, such layers take that policy; an InputLayer
     keeps its data dtype (float32 images, int32 tokens), and so does a
-    serialized tensor (a saved model's layer inputs name their dtypes).
+    serialized tensor (a saved model's layer inputs name their dtypes).  A
+    quantized layer (``model.quantize("int8")``) keeps its quantization and
+    takes the policy as the one it computes in: its weights stay int8.
     """
     if isinstance(config, dict):
         if config.get("class_name") in ("InputLayer", "__keras_tensor__"):
             return config
+        if "Quantized" in str(config.get("class_name", "")) and isinstance(
+            config.get("config"), dict
+        ):
+            return {**config, "config": {**config["config"], "source_name": policy}}
         out = {}
         for key, value in config.items():
             is_policy = (
                 isinstance(value, dict) and value.get("class_name", "").endswith("DTypePolicy")
             ) or (isinstance(value, str) and value in PRECISION_POLICIES)
-            if key == "dtype" and is_policy:
+            if key == "dtype" and is_policy and "Quantized" not in str(value):
                 continue
             out[key] = _with_dtype(value, policy)
         return out

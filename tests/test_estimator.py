@@ -282,6 +282,25 @@ def test_a_model_rebuilt_for_precision_is_compiled_as_the_users_was(monkeypatch)
     assert model.dtype_policy.name == "float32"
 
 
+def test_a_quantized_model_keeps_its_int8_weights_under_another_precision():
+    """precision= must not undo model.quantize: the rebuilt layers compute in
+    the new policy and keep int8 kernels (a quarter of float32's bytes)."""
+    from jupyter_tfmem.estimator import _with_precision
+
+    inp = keras.Input((64,))
+    model = keras.Model(inp, keras.layers.Dense(256)(keras.layers.Dense(512)(inp)))
+    model.quantize("int8")
+
+    clone = _with_precision(model, "mixed_bfloat16", [])
+
+    dense = [layer for layer in clone.layers if isinstance(layer, keras.layers.Dense)]
+    assert [layer.dtype_policy.name for layer in dense] == ["int8_from_mixed_bfloat16"] * 2
+    assert [layer.kernel.dtype for layer in dense] == ["int8", "int8"]
+    assert model.layers[1].dtype_policy.name == "int8_from_float32"
+    with pytest.raises(ValueError, match="int8"):  # Keras refuses int8 under float16
+        jt.estimate(model, 4, training=False, precision="mixed_float16")
+
+
 def test_unbuilt_subclassed_model_asks_to_be_built():
     class Unbuilt(keras.Model):
         def __init__(self):
