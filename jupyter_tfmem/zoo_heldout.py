@@ -2157,17 +2157,26 @@ def finetune_resnet50_64() -> Any:
     return model
 
 
+def _post_ln_encoder(tokens: int, vocab: int, width: int, ffn: int, activation: str) -> Any:
+    """Token inputs and two post-LN encoder blocks over them (``(inputs, outputs)``)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((tokens,), dtype="int32")
+    x = L.Embedding(vocab, width)(inp)
+    for _ in range(2):
+        attention = L.MultiHeadAttention(4, width // 4)(x, x)
+        x = L.LayerNormalization()(L.Add()([x, attention]))
+        h = L.Dense(width)(L.Dense(ffn, activation=activation)(x))
+        x = L.LayerNormalization()(L.Add()([x, h]))
+    return inp, x
+
+
 def lora_encoder() -> Any:
     """Two encoder blocks of width 128 over 96 tokens whose Dense and
     attention projections train rank-8 LoRA adapters only."""
     keras = _keras()
     L = keras.layers
-    inp = keras.Input((96,), dtype="int32")
-    x = L.Embedding(5000, 128)(inp)
-    for _ in range(2):
-        x = L.LayerNormalization()(L.Add()([x, L.MultiHeadAttention(4, 32)(x, x)]))
-        h = L.Dense(128)(L.Dense(384, activation="relu")(x))
-        x = L.LayerNormalization()(L.Add()([x, h]))
+    inp, x = _post_ln_encoder(96, 5000, 128, 384, "relu")
     out = L.Dense(3, activation="softmax")(L.GlobalAveragePooling1D()(x))
     model = keras.Model(inp, out, name="lora_encoder")
     for layer in model._flatten_layers(include_self=False, recursive=True):
@@ -2194,12 +2203,7 @@ def int8_encoder() -> Any:
     and embedding weights quantized to int8 for inference."""
     keras = _keras()
     L = keras.layers
-    inp = keras.Input((128,), dtype="int32")
-    x = L.Embedding(8000, 256)(inp)
-    for _ in range(2):
-        x = L.LayerNormalization()(L.Add()([x, L.MultiHeadAttention(4, 64)(x, x)]))
-        h = L.Dense(256)(L.Dense(1024, activation="gelu")(x))
-        x = L.LayerNormalization()(L.Add()([x, h]))
+    inp, x = _post_ln_encoder(128, 8000, 256, 1024, "gelu")
     out = L.Dense(4, activation="softmax")(L.GlobalAveragePooling1D()(x))
     model = keras.Model(inp, out, name="int8_encoder")
     model.quantize("int8")
