@@ -900,16 +900,17 @@ def _estimate_traced(
             for variant in variants
         ]
         executor = f"tf-executor (CPU, {threads} inter-op threads)"
-        # The filter gradient's cost is known to a range, not a point, and
-        # where a convolution's two gradients race, which ends first decides
-        # what is alive: those orders are scenarios (``_filter_cost_orders``).
+        # A filter gradient's cost and a comparison's are known to a range,
+        # not a point, and where such a kernel races another, which ends
+        # first decides what is alive: those orders are scenarios
+        # (``_cost_range_orders``).
         if threads > 1:
-            costed = _filter_cost_orders(nodes, variants, durations, threads, trips, schedules)
+            costed = _cost_range_orders(nodes, variants, durations, threads, trips, schedules)
     idle_bytes = sum(buf.a for buf in idle)
     names = [_LayerName(layer.name) for layer in layers]
     args = (batch_size, preset, creation, keep, idle, idle_bytes, names)
     # The helper process replays the second half of the schedules and of the
-    # filter-cost scenarios meanwhile.
+    # cost-range scenarios meanwhile.
     jobs = schedules + [events for _, events in costed]
     half = len(schedules) // 2
     theirs = [*range(half, len(schedules)), *range(len(schedules) + len(costed) // 2, len(jobs))]
@@ -1078,33 +1079,56 @@ def _parts_peak(part, n: int) -> float:
 _ORDERS_SAID = ("", ", merged filter gradients first")
 
 
-def _filter_cost_orders(nodes, variants, durations, threads, trips, schedules) -> list:
-    """Side-by-side schedules with filter gradients at each end of their timed cost.
+def _cost_range_orders(nodes, variants, durations, threads, trips, schedules) -> list:
+    """Side-by-side schedules with the kernels whose cost is known to a range at each end of it.
 
-    ``executor.FILTER_GRAD_SLOWDOWN_RANGE`` is what ``kernel_costs.py`` measured
-    for float32; the estimate takes 1.08, their geometric mean, and each end
-    scales every filter gradient's modelled time (a 16-bit one's too, whose own
-    ratio is larger: ``executor.filter_grad_slowdown``). A CNN with
-    SpectralNormalization shows why the ends matter: its last convolution's two
-    gradients take about as long, and TF's runs peak at 44 or 60 MiB depending
-    on whether the filter gradient ends before the input gradient's successors
-    start. Only schedules whose events differ from the estimate's own are
-    returned, as ``(label, events per branch order)``.
+    Filter gradients: ``executor.FILTER_GRAD_SLOWDOWN_RANGE`` is what
+    ``kernel_costs.py`` measured for float32; the estimate takes 1.08, their
+    geometric mean, and each end scales every filter gradient's modelled time
+    (a 16-bit one's too, whose own ratio is larger:
+    ``executor.filter_grad_slowdown``). A CNN with SpectralNormalization shows
+    why the ends matter: its last convolution's two gradients take about as
+    long, and TF's runs peak at 44 or 60 MiB depending on whether the filter
+    gradient ends before the input gradient's successors start.
+
+    Comparisons: ``executor.COMPARISON_SLOWDOWN_RANGE``, against the float op
+    on as many elements the estimate charges them as.  A language model's
+    loss clips its outputs and masks the clip's gradient; TF's runs peak one
+    logits-sized tensor lower when the mask ends before ``Log`` allocates
+    (an RMSNorm decoder's: 297.0 or 344.4 MiB).
+
+    Only schedules whose events differ from the estimate's own are returned,
+    as ``(label, events per branch order)``.
     """
-    from .engine.executor import _FILTER_GRAD_SLOWDOWN, FILTER_GRAD_SLOWDOWN_RANGE
+    from .engine.executor import (
+        _FILTER_GRAD_SLOWDOWN,
+        COMPARISON_OPS,
+        COMPARISON_SLOWDOWN_RANGE,
+        FILTER_GRAD_SLOWDOWN_RANGE,
+    )
 
-    filters = {name for name, node in nodes.items() if "BackpropFilter" in node.op}
-    if not filters:
-        return []
+    kinds = (
+        (
+            "filter gradients",
+            {name for name, node in nodes.items() if "BackpropFilter" in node.op},
+            [end / _FILTER_GRAD_SLOWDOWN for end in FILTER_GRAD_SLOWDOWN_RANGE],
+        ),
+        (
+            "comparisons",
+            {name for name, node in nodes.items() if node.op in COMPARISON_OPS},
+            COMPARISON_SLOWDOWN_RANGE,
+        ),
+    )
     out = []
-    for end in FILTER_GRAD_SLOWDOWN_RANGE:
-        scale = end / _FILTER_GRAD_SLOWDOWN
-        timed = {name: d * scale if name in filters else d for name, d in durations.items()}
-        for said, variant, base in zip(_ORDERS_SAID, variants, schedules, strict=False):
-            events = [_executor_events(nodes, o, timed, threads, False, trips) for o in variant]
-            if events != base:
-                label = f"filter gradients {scale:.2g}x as long as modelled{said}"
-                out.append((label, events))
+    for what, chosen, scales in kinds:
+        if not chosen:
+            continue
+        for scale in scales:
+            timed = {name: d * scale if name in chosen else d for name, d in durations.items()}
+            for said, variant, base in zip(_ORDERS_SAID, variants, schedules, strict=False):
+                events = [_executor_events(nodes, o, timed, threads, False, trips) for o in variant]
+                if events != base:
+                    out.append((f"{what} {scale:.2g}x as long as modelled{said}", events))
     return out
 
 

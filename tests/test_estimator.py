@@ -791,3 +791,27 @@ def test_a_race_of_a_convolutions_two_gradients_is_a_scenario_at_each_end_of_the
     mlp = keras.Model(inp, keras.layers.Dense(4)(keras.layers.Dense(64)(inp)))
     dense = jt.estimate(mlp, 16, optimizer="adam", loss="mse")
     assert not any(label.startswith("filter gradients") for label in dense.scenario_peaks)
+    assert not any(label.startswith("comparisons") for label in dense.scenario_peaks)
+
+
+def test_a_race_of_the_clipped_losss_mask_and_clip_is_a_scenario_at_each_end_of_its_cost():
+    """Sparse cross-entropy on outputs not declared logits clips them
+    (Minimum, Maximum) and takes their Log; the clip's gradient mask reads
+    the Minimum's output.  If the mask ends before Log allocates, that
+    logits-sized tensor is gone: TF's runs of language models peak at
+    either, so the range must hold both."""
+    from jupyter_tfmem.engine.executor import COMPARISON_SLOWDOWN_RANGE
+
+    inp = keras.Input((64,), dtype="int32")
+    x = keras.layers.Dense(16, activation="relu")(keras.layers.Embedding(500, 16)(inp))
+    model = keras.Model(inp, keras.layers.Dense(8000)(x))
+    logits = 16 * 64 * 8000 * 4
+
+    fp = jt.estimate(model, 16, optimizer="sgd", loss="sparse_categorical_crossentropy")
+
+    fast, slow = (f"comparisons {end:.2g}x as long" for end in COMPARISON_SLOWDOWN_RANGE)
+    peaks = fp.scenario_peaks
+    (fast_peak,) = [peak for label, peak in peaks.items() if label.startswith(fast)]
+    assert fast_peak < fp.peak_bytes - 0.9 * logits
+    assert fp.peak_range[0] == fast_peak
+    assert all(peak >= fp.peak_bytes - 2**20 for label, peak in peaks.items() if slow in label)
