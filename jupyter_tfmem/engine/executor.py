@@ -189,11 +189,12 @@ COMPARISON_OPS = frozenset(
 #: ...and how long they take beside that float op is known to a range, not a
 #: point: ``GreaterEqual`` over ``Maximum`` on the same clipped logits took
 #: 1.6 in the grouped-query decoder's profile and 1.06 in the causal
-#: decoder's (session 21), 0.98 and 0.94 in two of the masked causal LM's
-#: (session 41, ``tf_timeline.py --case masked_causal_lm_lion --order
+#: decoder's (session 21), 0.98, 0.31 and 0.94 in three of the masked causal
+#: LM's (session 41, ``tf_timeline.py --case masked_causal_lm_lion --order
 #: sparse_categorical_crossentropy``).  Where the mask ends before the
 #: ``Log`` allocates, TF's peak holds one logits-sized tensor less; the
-#: scenarios of ``Footprint.peak_range`` time every comparison at these ends.
+#: scenarios of ``Footprint.peak_range`` time every comparison at 0.9 and 1.6
+#: of its modelled cost (0.9 ends the mask first where the two start together).
 COMPARISON_SLOWDOWN_RANGE = (0.9, 1.6)
 
 #: ns from an op being queued to an idle thread starting it, with every
