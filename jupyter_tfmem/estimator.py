@@ -455,6 +455,9 @@ def _with_dtype(config: Any, policy: str) -> Any:
             ) or (isinstance(value, str) and value in PRECISION_POLICIES)
             if key == "dtype" and is_policy and "Quantized" not in str(value):
                 continue
+            if key == "dtype" and isinstance(value, str) and "_from_" in value:
+                out[key] = f"{value.split('_from_')[0]}_from_{policy}"  # e.g. int8_from_float32
+                continue
             out[key] = _with_dtype(value, policy)
         return out
     if isinstance(config, list):
@@ -2598,7 +2601,6 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
         if len(node.inputs) < 2:
             continue
         out_dtype = _dtype_name(node.outputs[0][2])
-        in_specs = [_spec(nodes, t) for t in node.inputs[:2]]
         if out_dtype in eigen:
             tensors = [node.inputs[0], node.inputs[1], (name, 0)]
             sizes = []
@@ -2610,9 +2612,12 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
             if len(sizes) == 2:
                 node.post_temps = tuple(_linear(s1, s2) for s1, s2 in zip(*sizes, strict=True))
             continue
+        in_specs = [_spec(nodes, t) for t in node.inputs[:2]]
         copies = []
         for spec in in_specs:
             if spec is None or _dtype_name(spec[2]) == out_dtype:
+                continue
+            if not tf.as_dtype(spec[2]).is_integer:  # only integer products were logged
                 continue
             scale = tf.as_dtype(node.outputs[0][2]).size / tf.as_dtype(spec[2]).size
             copies.append((spec[0] * scale, spec[1] * scale))
