@@ -843,6 +843,7 @@ def _estimate_traced(
         idle,
         traced.made_order,
         zeros={ph for ph, role in traced.metric_roles.items() if role == "metric"},
+        quantized=_quantized_variables(model),
     )
     # The batch is made once, after the model and before the optimizer's
     # slots (Keras builds those at the first step), and is held through every
@@ -1471,7 +1472,13 @@ def _build_without_memory(opt: Any, variables: list[Any]) -> None:
 
 
 def _creation_order(
-    all_vars, variable_placeholders, preset, idle, made_order=None, zeros: Set[str] = frozenset()
+    all_vars,
+    variable_placeholders,
+    preset,
+    idle,
+    made_order=None,
+    zeros: Set[str] = frozenset(),
+    quantized: Mapping[int, tuple[str, int, int]] | None = None,
 ):
     """Persistent buffers in the order building the model and optimizer makes them.
 
@@ -1500,6 +1507,7 @@ def _creation_order(
     idle_made: dict[int, int] = {}  # an idle variable -> the id its handle was made with
     out = []
     seen = set()
+    roles: dict[tuple, int] = {}  # a quantized layer's variable's key -> id(var)
     for var in all_vars:
         ph = ph_of.get(id(var))
         if ph is not None and (ph, 0) in preset:
@@ -1523,6 +1531,8 @@ def _creation_order(
         )
         shared = key[0] == "p" and (buf.category == "optimizer_state" or ph in zeros)
         out.append((key, int(buf.a), buf.category, random_init, zeros_group(var, shared)))
+        if quantized and id(var) in quantized:
+            roles[key] = id(var)
     for (ph, _), buf in preset.items():  # the step's own (metrics), or known only by handle
         if buf.persistent and ph not in seen:
             group = zeros_group(variable_placeholders.get(ph), ph in zeros)
@@ -1545,6 +1555,69 @@ def _creation_order(
             last = last if at is None else at
             keys.append(last)
         out = [entry for _, _, entry in sorted(zip(keys, range(len(out)), out, strict=True))]
+    if quantized:
+        out = _with_quantize_history(out, {key: quantized[i] for key, i in roles.items()})
+    return out
+
+
+def _quantized_variables(model: Any) -> dict[int, tuple[str, int, int]]:
+    """What ``model.quantize("int8")`` did to each variable of a quantized layer.
+
+    ``id(var) -> (role, layer id, bytes of the float kernel it replaced)``:
+    role ``"kernel"`` for the int8 kernel (or embedding table), ``"built"``
+    for the rest of the layer's variables (its bias, and the scales
+    ``quantize`` added, made the same way as any variable).
+    """
+    import numpy as np
+
+    out: dict[int, tuple[str, int, int]] = {}
+    for layer in model._flatten_layers(include_self=False, recursive=True):
+        if getattr(layer, "quantization_mode", None) != "int8":
+            continue
+        kernel = getattr(layer, "_kernel", None)
+        if kernel is None:
+            kernel = getattr(layer, "_embeddings", None)
+        if kernel is None or _dtype_name(kernel.dtype) != "int8":
+            continue
+        itemsize = np.dtype(layer.dtype_policy.variable_dtype).itemsize
+        float_bytes = int(np.prod(kernel.shape)) * itemsize
+        for var in layer.weights:
+            out[id(var)] = ("kernel" if var is kernel else "built", id(layer), float_bytes)
+    return out
+
+
+def _with_quantize_history(creation: list, roles: Mapping[tuple, tuple[str, int, int]]) -> list:
+    """``creation`` with the float kernels ``model.quantize`` replaced, drawn and freed.
+
+    Building the model drew each float kernel (before the layer's other
+    weights).  TF's allocator log of ``quantize("int8")`` on a Dense layer
+    then shows: the int8 kernel made of zeros (and its scale), the float
+    kernel freed (Keras quantizes it in NumPy), and the quantized values
+    converted to a tensor, copied into the kernel and freed.  Without that
+    history an int8 MLP's step started from other chunks: 14.00 MiB
+    estimated where TF's own history replayed under the estimate's step gives
+    TF's 12.91 (``benchmarks/tf_timeline.py --case int8_mlp_infer --replay
+    --swap``).
+    """
+    kernels = {
+        layer: (key, nbytes) for key, (role, layer, nbytes) in roles.items() if role == "kernel"
+    }
+    first: dict[int, tuple] = {}
+    for key, *_ in creation:
+        if key in roles:
+            first.setdefault(roles[key][1], key)
+    drawn_at = {first[layer]: (key, nbytes) for layer, (key, nbytes) in kernels.items()}
+    out = []
+    for entry in creation:
+        key = entry[0]
+        if key in drawn_at:
+            kernel, nbytes = drawn_at[key]
+            out.append((("float", kernel), nbytes, "parameters", True, None))
+        out.append(entry)
+        if key in roles and roles[key][0] == "kernel":
+            out.append((("release", ("float", key)), 0, "parameters", False, None))
+            out.append((("values", key), entry[1], "temporaries", False, None))
+            out.append((("release", ("values", key)), 0, "temporaries", False, None))
     return out
 
 
@@ -1570,9 +1643,13 @@ def _allocate_persistent(model, creation, holders=None, m: int = 0) -> None:
     model.alloc(("runtime",), 1024, "temporaries")
     made = set()
     for key, nbytes, category, random_init, group in creation:
+        if key[0] == "release":  # a buffer of the build's history, freed
+            model.free(key[1])
+            model.free((key[1], "handle"))
+            continue
         if isinstance(nbytes, tuple):
             nbytes = int(nbytes[0] + nbytes[1] * m)
-        handle = None if key[0] == "in" else (key, "handle")
+        handle = None if key[0] in ("in", "values") else (key, "handle")
         if holders and group in holders:
             shared = group in made
             made.add(group)

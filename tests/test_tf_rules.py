@@ -354,6 +354,65 @@ def test_tfs_int8_product_allocates_int32_copies_of_both_operands():
         assert big == [4 * x[0] * w[1], 4 * math.prod(x), 4 * math.prod(w)]
 
 
+def test_a_quantized_layers_float_kernel_is_drawn_at_build_and_freed_by_quantize():
+    """The build drew the float kernel before the layer's bias; quantize made
+    the int8 kernel, freed the float kernel, and copied the quantized values
+    in from a temporary."""
+    from jupyter_tfmem.estimator import _with_quantize_history
+
+    creation = [
+        (("p", "other"), 64, "parameters", True, None),
+        (("p", "bias"), 4096, "parameters", False, None),
+        (("p", "kernel"), 802816, "parameters", False, None),
+        (("p", "scale"), 4096, "parameters", False, None),
+    ]
+    roles = {
+        ("p", "bias"): ("built", 7, 4 * 802816),
+        ("p", "kernel"): ("kernel", 7, 4 * 802816),
+        ("p", "scale"): ("built", 7, 4 * 802816),
+    }
+
+    history = [
+        (key, size, drawn) for key, size, _, drawn, _ in _with_quantize_history(creation, roles)
+    ]
+
+    assert history == [
+        (("p", "other"), 64, True),
+        (("float", ("p", "kernel")), 4 * 802816, True),
+        (("p", "bias"), 4096, False),
+        (("p", "kernel"), 802816, False),
+        (("release", ("float", ("p", "kernel"))), 0, False),
+        (("values", ("p", "kernel")), 802816, False),
+        (("release", ("values", ("p", "kernel"))), 0, False),
+        (("p", "scale"), 4096, False),
+    ]
+
+
+def test_tfs_quantize_frees_the_float_kernel_and_copies_the_values_in():
+    """TF's allocator log of Keras's quantize("int8") on one Dense layer."""
+    logged = logged_allocations(
+        """
+        import sys
+        import keras
+        inp = keras.Input((784,))
+        model = keras.Model(inp, keras.layers.Dense(1024)(inp))
+        print("MARK quantize", file=sys.stderr, flush=True)
+        model.quantize("int8")
+        print("MARK end", file=sys.stderr, flush=True)
+        """
+    )["quantize"]
+    big = [(kind, size, address) for kind, size, address, _ in logged if size >= 65536]
+    int8, float32 = 784 * 1024, 784 * 1024 * 4
+    kernel, values = (address for kind, size, address in big if kind == "a")
+    # the int8 kernel, the float kernel freed, the values made and freed
+    assert big == [
+        ("a", int8, kernel),
+        ("f", float32, big[1][2]),
+        ("a", int8, values),
+        ("f", int8, values),
+    ]
+
+
 def _float16_in_onednn() -> bool:
     """Whether TF on this machine's CPU runs float16 kernels in oneDNN."""
     from jupyter_tfmem.estimator import _eigen_dtypes
