@@ -246,10 +246,11 @@ after the MLP's gap was found, and estimated with and without its fix (the
 same figures).  The int8 MLP's product multiplies int8 by int8 into int32,
 and TF's CPU kernel first copies each operand to int32, outside any op's
 name in its profile (4 MiB for each 1,024 x 1,024 kernel); the estimate had
-no such copies, and with them is +8.4% and +1.0%.  The int8 encoder at batch
-8 is bimodal: a profiled high run (20.5 MiB) held the replay's tensors, a
-low one (16.0) the same step's tensors with 2.5 MiB less held from before
-the step.
+no such copies, and with them is +8.4% and +1.0%.  The rest was the build's
+history: ``quantize()`` frees the float32 kernels the build drew (TF's
+allocator log), and with that modelled too the four int8 cases are +0.1%,
++0.1%, +0.6% and +3.3% (the encoder at batch 8, whose TF runs are 16.1 to
+16.4 MiB in five of seven and 20.2 and 20.5 in two).
 """
 
 from __future__ import annotations
