@@ -1592,8 +1592,12 @@ def _with_quantize_history(creation: list, roles: Mapping[tuple, tuple[str, int,
     Building the model drew each float kernel (before the layer's other
     weights).  TF's allocator log of ``quantize("int8")`` on a Dense layer
     then shows: the int8 kernel made of zeros (and its scale), the float
-    kernel freed (Keras quantizes it in NumPy), and the quantized values
-    converted to a tensor, copied into the kernel and freed.  Without that
+    kernel freed (Keras quantizes it in NumPy; in some runs the kernel is
+    freed first), and the quantized values converted to a tensor, copied
+    into the kernel and freed.  When NumPy's array of the values happens to
+    be 64-byte aligned, TF takes its buffer as it is and the kernel adopts
+    it, outside TF's allocator; the replay keeps the kernel in the allocator,
+    as a GPU must.  Without that
     history an int8 MLP's step started from other chunks: 14.00 MiB
     estimated where TF's own history replayed under the estimate's step gives
     TF's 12.91 (``benchmarks/tf_timeline.py --case int8_mlp_infer --replay
@@ -1606,7 +1610,14 @@ def _with_quantize_history(creation: list, roles: Mapping[tuple, tuple[str, int,
     for key, *_ in creation:
         if key in roles:
             first.setdefault(roles[key][1], key)
-    drawn_at = {first[layer]: (key, nbytes) for layer, (key, nbytes) in kernels.items()}
+    # A layer built quantized (a loaded model, a copy rebuilt from its config)
+    # makes its int8 kernel first and never had a float one.
+    drawn_at = {
+        first[layer]: (key, nbytes)
+        for layer, (key, nbytes) in kernels.items()
+        if first[layer] != key
+    }
+    replaced = {kernel for kernel, _ in drawn_at.values()}
     out = []
     for entry in creation:
         key = entry[0]
@@ -1614,7 +1625,7 @@ def _with_quantize_history(creation: list, roles: Mapping[tuple, tuple[str, int,
             kernel, nbytes = drawn_at[key]
             out.append((("float", kernel), nbytes, "parameters", True, None))
         out.append(entry)
-        if key in roles and roles[key][0] == "kernel":
+        if key in replaced:
             out.append((("release", ("float", key)), 0, "parameters", False, None))
             out.append((("values", key), entry[1], "temporaries", False, None))
             out.append((("release", ("values", key)), 0, "temporaries", False, None))

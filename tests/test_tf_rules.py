@@ -386,6 +386,9 @@ def test_a_quantized_layers_float_kernel_is_drawn_at_build_and_freed_by_quantize
         (("release", ("values", ("p", "kernel"))), 0, False),
         (("p", "scale"), 4096, False),
     ]
+    # built quantized (loaded, or rebuilt from its config): no float kernel
+    loaded = [creation[0], creation[2], creation[1], creation[3]]
+    assert _with_quantize_history(loaded, roles) == loaded
 
 
 def test_tfs_quantize_frees_the_float_kernel_and_copies_the_values_in():
@@ -403,14 +406,16 @@ def test_tfs_quantize_frees_the_float_kernel_and_copies_the_values_in():
     )["quantize"]
     big = [(kind, size, address) for kind, size, address, _ in logged if size >= 65536]
     int8, float32 = 784 * 1024, 784 * 1024 * 4
-    kernel, values = (address for kind, size, address in big if kind == "a")
-    # the int8 kernel, the float kernel freed, the values made and freed
-    assert big == [
-        ("a", int8, kernel),
-        ("f", float32, big[1][2]),
-        ("a", int8, values),
-        ("f", int8, values),
-    ]
+    # The float kernel is freed and at most one int8 buffer stays: the
+    # kernel.  The order varies (the float kernel goes when Python drops its
+    # last reference), and when NumPy's array of the values happens to be
+    # 64-byte aligned TF takes its buffer as it is and the kernel adopts it,
+    # outside TF's allocator (no int8 buffer stays).
+    assert [size for kind, size, _ in big if kind == "f" and size == float32] == [float32]
+    made = [address for kind, size, address in big if kind == "a" and size == int8]
+    freed = [address for kind, size, address in big if kind == "f" and size == int8]
+    assert 1 <= len(made) <= 2 and len(set(made) - set(freed)) <= 1
+    assert {size for _, size, _ in big} <= {int8, float32}  # no float temporaries
 
 
 def _float16_in_onednn() -> bool:
