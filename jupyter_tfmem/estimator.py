@@ -1507,7 +1507,7 @@ def _creation_order(
     idle_made: dict[int, int] = {}  # an idle variable -> the id its handle was made with
     out = []
     seen = set()
-    roles: dict[tuple, int] = {}  # a quantized layer's variable's key -> id(var)
+    roles: dict[tuple, tuple[str, int, int]] = {}  # a quantized layer's variables, by key
     for var in all_vars:
         ph = ph_of.get(id(var))
         if ph is not None and (ph, 0) in preset:
@@ -1532,7 +1532,7 @@ def _creation_order(
         shared = key[0] == "p" and (buf.category == "optimizer_state" or ph in zeros)
         out.append((key, int(buf.a), buf.category, random_init, zeros_group(var, shared)))
         if quantized and id(var) in quantized:
-            roles[key] = id(var)
+            roles[key] = quantized[id(var)]
     for (ph, _), buf in preset.items():  # the step's own (metrics), or known only by handle
         if buf.persistent and ph not in seen:
             group = zeros_group(variable_placeholders.get(ph), ph in zeros)
@@ -1556,7 +1556,7 @@ def _creation_order(
             keys.append(last)
         out = [entry for _, _, entry in sorted(zip(keys, range(len(out)), out, strict=True))]
     if quantized:
-        out = _with_quantize_history(out, {key: quantized[i] for key, i in roles.items()})
+        out = _with_quantize_history(out, roles)
     return out
 
 
@@ -1597,11 +1597,10 @@ def _with_quantize_history(creation: list, roles: Mapping[tuple, tuple[str, int,
     into the kernel and freed.  When NumPy's array of the values happens to
     be 64-byte aligned, TF takes its buffer as it is and the kernel adopts
     it, outside TF's allocator; the replay keeps the kernel in the allocator,
-    as a GPU must.  Without that
-    history an int8 MLP's step started from other chunks: 14.00 MiB
-    estimated where TF's own history replayed under the estimate's step gives
-    TF's 12.91 (``benchmarks/tf_timeline.py --case int8_mlp_infer --replay
-    --swap``).
+    as a GPU must.  Without that history an int8 MLP's step started from
+    other chunks: 14.00 MiB estimated where TF's own history replayed under
+    the estimate's step gives TF's 12.91 (``benchmarks/tf_timeline.py --case
+    int8_mlp_infer --replay --swap``).
     """
     kernels = {
         layer: (key, nbytes) for key, (role, layer, nbytes) in roles.items() if role == "kernel"
