@@ -772,6 +772,8 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
     props = grappler.infer_shapes(sized, fetches)
     if grappler.stored_shapes(sized, props):  # a loop traced with an open dimension
         props = grappler.infer_shapes(sized, fetches)
+    if grappler.while_shapes(sized, props):  # a raw While that declares no shapes
+        props = grappler.infer_shapes(sized, fetches)
     for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
         props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
     return props

@@ -815,3 +815,15 @@ def test_a_race_of_the_clipped_losss_mask_and_clip_is_a_scenario_at_each_end_of_
     assert fast_peak < fp.peak_bytes - 0.9 * logits
     assert fp.peak_range[0] == fast_peak
     assert all(peak >= fp.peak_bytes - 2**20 for label, peak in peaks.items() if slow in label)
+
+
+def test_a_float8_trained_model_is_estimated_though_grappler_cannot_export_it():
+    """Grappler fails on float8 casts and TF's runtime then runs the step as
+    traced; the estimate did not trace at all before it did the same."""
+    inp = keras.Input((64,))
+    model = keras.Model(inp, keras.layers.Dense(32)(keras.layers.Dense(256)(inp)))
+    model.quantize("float8")
+    model.compile("adam", "mse")
+    fp = jt.estimate(model, 16)
+    weights = sum(int(np.prod(w.shape)) * np.dtype(w.dtype).itemsize for w in model.weights)
+    assert fp.peak_bytes > weights

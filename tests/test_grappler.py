@@ -428,3 +428,47 @@ def test_a_shape_a_loop_pops_is_the_shape_it_pushed():
     gd = _stored_shape_graph()
     assert not grappler.stored_shapes(gd, {"x": [(None, tf.float32)]})
     assert next(n for n in gd.node if n.name == "reshaped").input[1] == "pop:1"
+
+
+def test_a_graph_grappler_cannot_export_runs_as_it_was_traced():
+    # TF's function runtime logs "Ignoring multi-device function optimization
+    # failure" and runs the graph it had when Grappler fails, as on float8
+    # casts (Keras's float8 training); elsewhere the same reshape is dropped.
+    def build(dtype):
+        x = tf.compat.v1.placeholder(tf.float32, (4, 3), name="x")
+        y = tf.cast(tf.cast(x, dtype), tf.float32)
+        return tf.reshape(y * 2.0, (4, 3), name="same_shape")
+
+    for dtype, kept in ((tf.dtypes.experimental.float8_e5m2, True), (tf.bfloat16, False)):
+        gd, fetches = _graph(lambda dtype=dtype: build(dtype))
+        out = grappler.optimize(gd, fetches)
+        assert ("Reshape" in _ops(out)) is kept
+        assert next(n for n in out.node if n.name == "x").op == "Placeholder"
+
+
+def test_a_raw_while_that_declares_no_shapes_keeps_its_inputs_shapes():
+    # tf.nn.ctc_loss on dense labels (Keras's CTC loss) scans with a raw While
+    # whose output_shapes are all unknown: the logits' gradient after it was
+    # of unknown size until the loop's outputs took its inputs' shapes.
+    def build():
+        logits = tf.compat.v1.placeholder(tf.float32, (4, 50, 12), name="logits")
+        labels = tf.compat.v1.placeholder(tf.int32, (4, 9), name="labels")
+        loss = tf.nn.ctc_loss(
+            labels, logits, tf.fill([4], 9), tf.fill([4], 50), logits_time_major=False
+        )
+        (grad,) = tf.gradients(tf.reduce_sum(loss), [logits])
+        return tf.identity(grad, name="grad")
+
+    gd, fetches = _graph(build)
+    loops = [n for n in gd.node if n.op == "While"]
+    assert loops
+    for node in loops:  # as the traced Keras step declares them
+        del node.attr["output_shapes"].list.shape[:]
+        for _ in node.attr["T"].list.type:
+            node.attr["output_shapes"].list.shape.add().unknown_rank = True
+    props = grappler.infer_shapes(gd, fetches)
+    assert props["grad"][0][0] is None
+    assert grappler.while_shapes(gd, props)
+    props = grappler.infer_shapes(gd, fetches)
+    assert props["grad"][0][0] == (4, 50, 12)
+    assert not grappler.while_shapes(gd, props)  # declared now: nothing more to give

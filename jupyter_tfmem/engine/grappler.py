@@ -15,7 +15,7 @@ from typing import Any
 
 from tensorflow.core.framework import graph_pb2, node_def_pb2
 from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
-from tensorflow.python.framework import dtypes, tensor_util
+from tensorflow.python.framework import dtypes, errors, tensor_util
 from tensorflow.python.grappler import tf_optimizer
 
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
@@ -153,11 +153,21 @@ def restored(first: FirstPass) -> graph_pb2.GraphDef:
 
 
 def _one_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.GraphDef:
+    """One pass of Grappler's pipeline, or ``graph_def`` as it is where the pipeline fails.
+
+    TF's function runtime logs "Ignoring multi-device function optimization
+    failure" and runs the graph it had when Grappler fails (as it does on a
+    Keras ``float8`` model's step: Grappler's MLIR export has no float8 type),
+    so the estimate sizes that graph too.
+    """
     config = config_pb2.ConfigProto()
     rewriter = config.graph_options.rewrite_options
     rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
     rewriter.min_graph_nodes = -1  # tf.function bodies of any size get optimized
-    return tf_optimizer.OptimizeGraph(config, _metagraph(graph_def, fetches), verbose=False)
+    try:
+        return tf_optimizer.OptimizeGraph(config, _metagraph(graph_def, fetches), verbose=False)
+    except errors.OpError:
+        return copy.deepcopy(graph_def)
 
 
 def _restored(
@@ -698,6 +708,43 @@ def infer_shapes(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> dict[str,
 _LIST_PLUMBING = frozenset(
     {"Enter", "Exit", "Merge", "Switch", "Identity", "NextIteration", "TensorListPopBack"}
 )
+
+
+def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> bool:
+    """Give a functional ``While`` that declares no output shapes its inputs' shapes.
+
+    ``tf.nn.ctc_loss`` on dense labels (Keras's CTC loss) scans with a raw
+    ``While`` whose ``output_shapes`` are all of unknown rank, so every
+    tensor after it, down to the logits' gradient, was counted as 0 bytes.
+    A loop's outputs are its loop variables, which TF requires to keep their
+    dtypes and which such a scan keeps at their shapes (TF's own shape
+    function for ``While`` takes the inputs' shapes when ``output_shapes``
+    is empty).  Where every output's rank is unknown and an input's shape is
+    known, that output gets it; a second shape inference then sizes what
+    follows.  True if any was given.
+    """
+    nodes = {n.name: n for n in graph_def.node}
+    changed = False
+    for node in graph_def.node:
+        if node.op not in ("While", "StatelessWhile"):
+            continue
+        declared = node.attr["output_shapes"].list.shape
+        if not declared or not all(s.unknown_rank for s in declared):
+            continue
+        data = [i for i in node.input if not i.startswith("^")]
+        if len(data) != len(declared):
+            continue
+        for slot, ref in enumerate(data):
+            name, _, index = ref.partition(":")
+            entries = props.get(name) if name in nodes else None
+            k = int(index or 0)
+            if not entries or k >= len(entries) or entries[k][0] is None:
+                continue
+            declared[slot].Clear()
+            for d in entries[k][0]:
+                declared[slot].dim.add().size = d
+            changed = True
+    return changed
 
 
 def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> bool:
