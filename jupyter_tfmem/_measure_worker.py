@@ -280,6 +280,7 @@ def _make_batch(
     training: bool,
     input_shapes: list[list[int]] | None,
     notes: list[str],
+    target_shapes: list[list[int]] | None = None,
 ) -> tuple[Any, Any]:
     """Random inputs (and targets) made by TF ops, so they live in TF's allocator."""
     specs = _input_specs(model, input_shapes)
@@ -314,10 +315,32 @@ def _make_batch(
         return x, None
     out_specs = _output_specs(keras, model, specs)
     losses = _losses_per_output(model, len(out_specs))
+    if target_shapes is not None and len(target_shapes) != len(out_specs):
+        raise ValueError(
+            f"the model has {len(out_specs)} outputs but {len(target_shapes)} target shapes "
+            "were given"
+        )
     ys = []
-    for (shape, dtype), loss in zip(out_specs, losses, strict=True):
+    for i, ((shape, dtype), loss) in enumerate(zip(out_specs, losses, strict=True)):
         dims = _concrete(shape, batch_size, "an output")
-        if "sparse" in _loss_name(loss).lower():
+        name = _loss_name(loss).lower()
+        if "ctc" in name and target_shapes is None:
+            raise ValueError(
+                "a CTC loss's targets are label sequences, not shaped like the outputs: "
+                "pass target_shapes=[(max_label_length,)]"
+            )
+        labels = "sparse" in name or "ctc" in name
+        if target_shapes is not None:
+            # class ids; CTC's 0 is its blank, so its labels start at 1
+            given = [batch_size, *target_shapes[i]]
+            if labels:
+                low = 1 if "ctc" in name else 0
+                ys.append(tf.random.uniform(given, low, max(dims[-1], low + 1), dtype=tf.int32))
+            else:
+                out_dtype = tf.as_dtype(dtype)
+                draw = out_dtype if out_dtype.is_floating else tf.float32
+                ys.append(tf.random.uniform(given, dtype=draw))
+        elif labels:
             ys.append(tf.random.uniform(dims[:-1], 0, max(dims[-1], 1), dtype=tf.int32))
         else:
             # Same dtype as the output, as the estimator assumes (float16 under
@@ -398,7 +421,16 @@ def run(spec: dict[str, Any], phase: list[str] | None = None) -> dict[str, Any]:
         elif getattr(model, "compiled", False):
             notes.append(f"jit_compile={getattr(model, 'jit_compile', None)}")
         phase[0] = "batch"
-        x, y = _make_batch(tf, keras, model, batch_size, training, spec.get("input_shapes"), notes)
+        x, y = _make_batch(
+            tf,
+            keras,
+            model,
+            batch_size,
+            training,
+            spec.get("input_shapes"),
+            notes,
+            spec.get("target_shapes"),
+        )
         phase[0] = "step"
 
         def step() -> None:

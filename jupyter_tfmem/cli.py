@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 
 from .estimator import OPTIMIZER_NAMES
 from .estimator import PRECISION_POLICIES as PRECISIONS
+from .shapes import parse_shape
 
 PROG = "tfmem"
 DEMO = "demo"
@@ -29,7 +30,6 @@ DEMO = "demo"
 #: Largest batch size accepted: beyond it no model fits on any card, and a
 #: larger number is far more likely a typo (an extra zero) than a plan.
 MAX_BATCH = 2**24
-MAX_DIM = 2**24
 #: Most devices ``--replicas`` accepts (a larger number is more likely a typo).
 MAX_REPLICAS = 4096
 #: Most device overhead ``--overhead-mib`` accepts: no card has more memory.
@@ -113,18 +113,18 @@ def parse_precision(text: str) -> str:
 
 def parse_input_shape(text: str) -> tuple[int, ...]:
     """One input's shape without the batch: ``128``, ``224,224,3`` or ``224x224x3``."""
-    parts = [p for p in re.split(r"[,x\s]+", text.strip().strip("()[]").lower()) if p]
-    if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
-        raise argparse.ArgumentTypeError(
-            f"--input-shape wants sizes without the batch dimension, such as 128 or "
-            f"224,224,3; got {text!r}"
-        )
-    dims = tuple(int(p) for p in parts)
-    if any(d < 1 or d > MAX_DIM for d in dims):
-        raise argparse.ArgumentTypeError(
-            f"--input-shape sizes must be between 1 and {MAX_DIM:,}; got {text!r}"
-        )
-    return dims
+    try:
+        return parse_shape(text, "--input-shape")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def parse_target_shape(text: str) -> tuple[int, ...]:
+    """One target's shape without the batch, for a loss whose targets differ from the outputs."""
+    try:
+        return parse_shape(text, "--target-shape")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -208,6 +208,17 @@ def build_parser() -> argparse.ArgumentParser:
         help=(
             "an input's shape without the batch dimension, for models with dynamic sizes: "
             "128 (a sequence length) or 224,224,3; repeat the flag once per input, in order"
+        ),
+    )
+    parser.add_argument(
+        "--target-shape",
+        dest="target_shapes",
+        type=parse_target_shape,
+        action="append",
+        metavar="DIMS",
+        help=(
+            "a target's shape without the batch dimension, for a loss whose targets are not "
+            "shaped like the outputs: 20 (CTC's longest label); repeat once per output, in order"
         ),
     )
     parser.add_argument(
@@ -356,7 +367,7 @@ def _run(args: argparse.Namespace, gpu: tuple[str, int] | None) -> str:
         if args.gpu is not None and gpu is None:
             gpu = _parse_gpu(args.gpu)  # "local": TF is imported now
         fp = _estimate(source, args, training)
-        measurement = _measure(source.model, args, training) if args.measure else None
+        measurement = _measure(source, args, training) if args.measure else None
 
     notes = list(source.notes)
     extra_lines: list[str] = []
@@ -474,6 +485,8 @@ def _estimate(source: _Source, args: argparse.Namespace, training: bool) -> Any:
     # gets them here to fill its dynamic dimensions.
     if args.input_shapes and source.format != "savedmodel":
         kwargs["input_shapes"] = list(args.input_shapes)
+    if args.target_shapes:
+        kwargs["target_shapes"] = list(args.target_shapes)
     if args.replicas > 1:
         kwargs["replicas"] = args.replicas
     if args.device is not None:
@@ -487,6 +500,8 @@ def _estimate(source: _Source, args: argparse.Namespace, training: bool) -> Any:
         message = _one_line(exc)
         if "input_shapes" in message and not args.input_shapes:
             message += "; on the command line: --input-shape, once per input (e.g. 128)"
+        if "target_shapes" in message and not args.target_shapes:
+            message += "; on the command line: --target-shape, once per output (e.g. 20)"
         raise RunError(message) from None
 
 
@@ -500,14 +515,17 @@ def _given_overhead(mib: int) -> Any:
     )
 
 
-def _measure(model: Any, args: argparse.Namespace, training: bool) -> Any:
+def _measure(source: _Source, args: argparse.Namespace, training: bool) -> Any:
     import jupyter_tfmem
 
     kwargs: dict[str, Any] = {"training": training}
     wanted = {"optimizer": args.optimizer, "loss": args.loss, "precision": args.precision}
-    kwargs.update({key: value for key, value in wanted.items() if value is not None})
+    if source.format != "savedmodel":  # as in _estimate
+        wanted["input_shapes"] = args.input_shapes and list(args.input_shapes)
+    wanted["target_shapes"] = args.target_shapes and list(args.target_shapes)
+    kwargs.update({key: value for key, value in wanted.items() if value})
     try:
-        return jupyter_tfmem.measure(model, args.batch, **kwargs)
+        return jupyter_tfmem.measure(source.model, args.batch, **kwargs)
     except ImportError as exc:
         raise RunError(f"--measure is not available in this installation ({exc})") from None
     except (ValueError, TypeError, RuntimeError, OSError) as exc:

@@ -24,6 +24,7 @@ from .engine.loops import exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .overhead import DEFAULT_OVERHEAD
+from .shapes import normalize_shapes
 
 #: Batch sizes the step is traced at when an estimate names none (and for
 #: batch 1, where broadcasting makes a different graph): any two distinct
@@ -94,6 +95,7 @@ def estimate(
     loss: Any = None,
     precision: str | None = None,
     input_shapes: Any = None,
+    target_shapes: Any = None,
     replicas: int | None = None,
     strategy: Any = None,
     device: str | None = None,
@@ -106,7 +108,12 @@ def estimate(
     the training step, as in ``fit`` (updated on copies, never the model's
     own).  ``input_shapes`` (shapes without the batch dimension, one per
     input) is needed only when the model's inputs have unknown dimensions
-    other than the batch.  The model is never changed.
+    other than the batch.  ``target_shapes`` (one per output, without the
+    batch dimension) is needed only for a loss whose targets are not shaped
+    like the outputs, such as CTC's label sequences ``(max_label_length,)``;
+    they are int32 for sparse and CTC losses, else of the output's dtype
+    (an inference step has no targets and ignores them).
+    The model is never changed.
 
     ``replicas`` (or a ``tf.distribute.MirroredStrategy`` as ``strategy``, whose
     ``num_replicas_in_sync`` is used) estimates data-parallel training over
@@ -151,7 +158,7 @@ def estimate(
         opt, opt_name = _resolve_optimizer(model, optimizer, notes)
         opt = _loss_scaled_like_compile(model, opt)
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
-        y_specs = _target_specs(model, loss_desc, x_specs)
+        y_specs = _target_specs(model, loss_desc, x_specs, target_shapes)
     jit = getattr(model, "jit_compile", False) is True
     with _quiet_tf(), _gc_paused():
         try:
@@ -181,6 +188,14 @@ def estimate(
         except Exception as err:
             step = "training" if training else "inference"
             detail = _first_useful_line(str(err))
+            if training and re.search(r"y_true|target|compile_loss/", detail, re.I):
+                given = "the target_shapes given" if target_shapes else "the outputs' shapes"
+                raise ValueError(
+                    f"cannot trace one training step of {model.name!r}: its loss refused "
+                    f"targets of {given} ({type(err).__name__}: {detail}); pass "
+                    "target_shapes=[(...)], the shape the loss expects for each output's "
+                    "targets without the batch dimension (e.g. (max_label_length,) for CTC)"
+                ) from err
             raise ValueError(
                 f"cannot trace one {step} step of {model.name!r} "
                 f"({type(err).__name__}: {detail}); estimate needs a model whose call() "
@@ -481,7 +496,7 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
                 "on a batch or build it with model.build((None, ...)) first"
             )
         build_shapes = getattr(model, "_build_shapes_dict", None) or {}
-        shapes = _normalize_input_shapes(input_shapes, None)
+        shapes = normalize_shapes(input_shapes, None)
         if shapes is None:
             if len(build_shapes) != 1:
                 raise ValueError(
@@ -499,7 +514,7 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
         dtype = tf.as_dtype(getattr(model, "input_dtype", None) or "float32")
         specs = [tf.TensorSpec((None, *s), dtype) for s in shapes]
         return specs[0] if len(specs) == 1 else specs
-    shapes = _normalize_input_shapes(input_shapes, len(inputs))
+    shapes = normalize_shapes(input_shapes, len(inputs))
     specs = []
     for i, kt in enumerate(inputs):
         shape = tuple(kt.shape)[1:]
@@ -520,26 +535,10 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
     return specs[0] if len(specs) == 1 else specs
 
 
-def _normalize_input_shapes(
-    input_shapes: Any, expected: int | None
-) -> list[tuple[int, ...]] | None:
-    if input_shapes is None:
-        return None
-    shapes = list(input_shapes)
-    if shapes and all(isinstance(d, int) for d in shapes):
-        shapes = [tuple(shapes)]
-    out = []
-    for s in shapes:
-        s = (s,) if isinstance(s, int) else tuple(s)
-        if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in s):
-            raise ValueError(f"input shape {s} must be positive integers (no batch dimension)")
-        out.append(s)
-    if expected is not None and len(out) != expected:
-        raise ValueError(f"the model has {expected} inputs but {len(out)} input shapes were given")
-    return out
-
-
-def _target_specs(model: Any, loss_desc: str, x_specs: Any = None) -> Any:
+def _target_specs(
+    model: Any, loss_desc: str, x_specs: Any = None, target_shapes: Any = None
+) -> Any:
+    """The targets ``fit`` would feed: shaped like the outputs unless ``target_shapes`` says."""
     import keras
     import tensorflow as tf
 
@@ -552,10 +551,20 @@ def _target_specs(model: Any, loss_desc: str, x_specs: Any = None) -> Any:
         )
         outputs = tf.nest.flatten(model.compute_output_spec(sym))
     sparse = "sparse" in loss_desc
+    labels = sparse or "ctc" in loss_desc  # integer class ids
+    given = normalize_shapes(target_shapes, len(outputs), "target")
+    if given is None and "ctc" in loss_desc:
+        raise ValueError(
+            "a CTC loss's targets are label sequences, not shaped like the outputs: "
+            "pass target_shapes=[(max_label_length,)]"
+        )
     specs = []
-    for kt in outputs:
+    for i, kt in enumerate(outputs):
         shape = tuple(kt.shape)[1:]
-        if sparse:
+        if given is not None:
+            dtype = tf.int32 if labels else tf.as_dtype(kt.dtype)
+            specs.append(tf.TensorSpec((None, *given[i]), dtype))
+        elif sparse:
             specs.append(tf.TensorSpec((None, *shape[:-1]), tf.int32))
         else:
             specs.append(tf.TensorSpec((None, *shape), tf.as_dtype(kt.dtype)))

@@ -25,6 +25,7 @@ import jupyter_tfmem as api
 from .estimator import OPTIMIZER_NAMES, PRECISION_POLICIES
 from .gpus import DEFAULT_GPU_NAME, Gpu, default_gpu, parse_gpu
 from .panel import FootprintPanel
+from .shapes import parse_shape
 from .views.text import escape_markdown, measurement_sentence
 
 DEFAULT_BATCH_SIZE = 32
@@ -85,7 +86,18 @@ def _choice(value: str, choices: tuple[str, ...], what: str) -> str:
 
 def _extra_kwargs(settings: dict[str, Any]) -> dict[str, Any]:
     """Keywords passed to estimate() only when the user gave them."""
-    return {key: settings[key] for key in ("replicas", "device") if key in settings}
+    keys = ("replicas", "device", "input_shapes", "target_shapes")
+    return {key: settings[key] for key in keys if key in settings}
+
+
+def _shapes(texts: list[str] | None, flag: str) -> list[tuple[int, ...]] | None:
+    """The shapes given with ``flag`` (repeated once per tensor), or a UsageError."""
+    if not texts:
+        return None
+    try:
+        return [parse_shape(_unquote(text) or "", flag) for text in texts]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 @magics_class
@@ -149,6 +161,20 @@ class TfmemMagics(Magics):
         "would use here, a GPU if it sees one).",
     )
     @argument(
+        "--input-shape",
+        action="append",
+        metavar="DIMS",
+        help="An input's shape without the batch, for models with dynamic sizes: 128 "
+        "(a sequence length) or 224,224,3; once per input, in order.",
+    )
+    @argument(
+        "--target-shape",
+        action="append",
+        metavar="DIMS",
+        help="A target's shape without the batch, for a loss whose targets are not shaped "
+        "like the outputs: 20 (CTC's longest label); once per output, in order.",
+    )
+    @argument(
         "--markdown",
         action="store_true",
         help="Print the per-layer table as Markdown (to copy) instead of showing the panel.",
@@ -194,6 +220,13 @@ class TfmemMagics(Magics):
         }
         if args.replicas > 1:  # only then, so single-device calls stay as they were
             settings["replicas"] = args.replicas
+        for key, texts, flag in (
+            ("input_shapes", args.input_shape, "--input-shape"),
+            ("target_shapes", args.target_shape, "--target-shape"),
+        ):
+            given = _shapes(texts, flag)
+            if given is not None:
+                settings[key] = given
         device = _unquote(args.device)
         if device is not None:
             settings["device"] = _choice(device, ("gpu", "cpu"), "device").upper()
@@ -274,12 +307,14 @@ class TfmemMagics(Magics):
 
     def _measure(self, label: str, model: Any, settings: dict[str, Any]) -> Any:
         try:
+            shapes = {k: settings[k] for k in ("input_shapes", "target_shapes") if k in settings}
             return api.measure(
                 model,
                 settings["batch_size"],
                 training=settings["training"],
                 optimizer=settings["optimizer"],
                 precision=settings["precision"],
+                **shapes,
             )
         except (ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(f"cannot measure {label}: {exc}") from None

@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .shapes import normalize_shapes
+
 __all__ = [
     "DEFAULT_LOSS",
     "DEFAULT_OPTIMIZER",
@@ -375,27 +377,10 @@ def _base_spec(
     }
 
 
-def _normalize_input_shapes(input_shapes: Any) -> list[list[int]] | None:
-    """``(128,)`` for one input or ``[(128,), (3,)]`` for several; no batch dimension."""
-    if input_shapes is None:
-        return None
-    if isinstance(input_shapes, (str, bytes)) or not hasattr(input_shapes, "__iter__"):
-        raise TypeError("input_shapes must be a shape such as (128,) or a list of shapes")
-    shapes = list(input_shapes)
-    if shapes and all(isinstance(d, int) for d in shapes):
-        shapes = [shapes]
-    out = []
-    for shape in shapes:
-        dims = [shape] if isinstance(shape, int) else list(shape)
-        if not dims or not all(
-            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims
-        ):
-            raise ValueError(
-                f"input shape {shape!r} must be positive integers "
-                "without the batch dimension, e.g. (128,)"
-            )
-        out.append(dims)
-    return out
+def _json_shapes(shapes: Any, what: str = "input") -> list[list[int]] | None:
+    """``normalize_shapes``' answer as JSON lists, for the worker's spec."""
+    out = normalize_shapes(shapes, None, what)
+    return None if out is None else [list(s) for s in out]
 
 
 def _check_model(model: Any, input_shapes: list[list[int]] | None) -> None:
@@ -458,6 +443,7 @@ def measure(
     device: str | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     input_shapes: Any = None,
+    target_shapes: Any = None,
     imports: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     calibrate: bool = True,
@@ -470,7 +456,8 @@ def measure(
     ``optimizer``/``loss`` override it; an uncompiled one with
     ``DEFAULT_OPTIMIZER`` and ``DEFAULT_LOSS`` (the estimator's defaults too).
     ``input_shapes`` (without the batch dimension, one per input) fills in
-    unknown dimensions, as in ``estimate``.
+    unknown dimensions, and ``target_shapes`` gives targets not shaped like
+    the outputs (CTC's label sequences), as in ``estimate``.
     ``imports`` names modules the child must import to load custom classes;
     ``env`` adds environment variables for the child (e.g. oneDNN switches).
     On a GPU, ``calibrate`` runs one more process with a fixed allocator pool
@@ -479,11 +466,12 @@ def measure(
     this card's own figure; pass ``False`` to skip that run.  On a CPU it does nothing.
     """
     _check_common(batch_size, runs, timeout)
-    shapes = _normalize_input_shapes(input_shapes)
+    shapes = _json_shapes(input_shapes)
     _check_model(model, shapes)
     spec = _base_spec(batch_size, training, optimizer, loss, precision, device)
     spec["imports"] = [str(m) for m in imports]
     spec["input_shapes"] = shapes
+    spec["target_shapes"] = _json_shapes(target_shapes, "target")
     with tempfile.TemporaryDirectory(prefix="tfmem-measure-") as workdir:
         path = os.path.join(workdir, "model.keras")
         _save_copy(model, path)
@@ -514,13 +502,15 @@ def measure_builder(
     timeout: float | None = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     calibrate: bool = True,
+    target_shapes: Any = None,
 ) -> Measurement:
     """Measure a model that each fresh process builds itself, so nothing is saved.
 
     ``builder`` is a zoo case name (see ``jupyter_tfmem.zoo``) or
     ``"module:function"`` naming a function that returns a built ``keras.Model``.
     The case's own batch size and compile settings are not applied here: pass
-    them, as ``benchmarks/accuracy.py`` does.  ``calibrate`` as in ``measure``.
+    them, as ``benchmarks/accuracy.py`` does.  ``calibrate`` and
+    ``target_shapes`` as in ``measure``.
     """
     if not isinstance(builder, str) or not builder:
         raise TypeError("builder must be a zoo case name or a 'module:function' string")
@@ -533,6 +523,7 @@ def measure_builder(
         get_case(builder)  # ValueError with the valid names
         source = {"kind": "zoo", "name": builder}
     spec = _base_spec(batch_size, training, optimizer, loss, precision, device)
+    spec["target_shapes"] = _json_shapes(target_shapes, "target")
     spec["source"] = source
     with tempfile.TemporaryDirectory(prefix="tfmem-measure-") as workdir:
         return _collect(spec, runs, timeout, env, workdir, calibrate)

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jupyter_tfmem
-from jupyter_tfmem import cli
+from jupyter_tfmem import cli, shapes
 from jupyter_tfmem.footprint import PeakScenario
 from jupyter_tfmem.gpus import parse_gpu
 from jupyter_tfmem.views.format import format_bytes
@@ -404,6 +404,23 @@ def test_repeated_input_shape_is_one_per_input(tiny_files, fake, capsys):
     assert fake.calls[0][2]["input_shapes"] == [(128,), (8, 8, 3)]
 
 
+def test_target_shapes_reach_estimate_and_measure(tiny_files, fake, monkeypatch, capsys):
+    measured = []
+
+    def fake_measure(model, batch_size, **kwargs):
+        measured.append(kwargs)
+        return FakeMeasurement([make_footprint(4).peak_bytes])
+
+    monkeypatch.setattr(jupyter_tfmem, "measure", fake_measure)
+    argv = [str(tiny_files["keras"]), "--target-shape", "20", "--input-shape", "16", "--measure"]
+    assert run(argv, capsys)[0] == 0
+    assert fake.calls[0][2]["target_shapes"] == [(20,)]
+    assert measured[0]["target_shapes"] == [(20,)] and measured[0]["input_shapes"] == [(16,)]
+    code, _, err = run([str(tiny_files["keras"]), "--target-shape", "x"], capsys)
+    assert code == 2 and "--target-shape wants sizes" in err
+    assert len(fake.calls) == 1
+
+
 def test_demo_model_is_a_compiled_cifar_cnn(fake, capsys):
     code, _, err = run(["demo", "--batch", "3"], capsys)
     assert code == 0, err
@@ -769,7 +786,7 @@ def test_argument_types_fail_only_with_usage_messages(text):
         if parse is cli.parse_batch_size:
             assert 1 <= value <= cli.MAX_BATCH
         elif parse is cli.parse_input_shape:
-            assert value and all(1 <= d <= cli.MAX_DIM for d in value)
+            assert value and all(1 <= d <= shapes.MAX_DIM for d in value)
 
 
 @settings(max_examples=300, deadline=None)

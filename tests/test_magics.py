@@ -384,3 +384,43 @@ def test_replicas_reach_estimate_and_bad_ones_are_usage_errors(shell, estimates,
         with pytest.raises(UsageError, match=needle):
             shell.run_line_magic("tfmem", f"model {flags}")
     assert len(estimates) == 1  # refused before estimating
+
+
+def test_shapes_reach_estimate_and_measure_and_bad_ones_are_usage_errors(
+    shell, estimates, monkeypatch
+):
+    measured = []
+
+    class FakeMeasurement:
+        peak_bytes = 10_000
+        runs = (10_000,)
+        device = "CPU:0"
+
+    def fake_measure(model, batch_size, **kwargs):
+        measured.append(kwargs)
+        return FakeMeasurement()
+
+    monkeypatch.setattr(jupyter_tfmem, "measure", fake_measure)
+    assert shell.run_cell('model.compile("sgd", "mse")').success
+    shell.run_line_magic("tfmem", "model --markdown --measure --input-shape 8 --target-shape '(4)'")
+    (call,) = estimates
+    assert call["input_shapes"] == [(8,)] and call["target_shapes"] == [(4,)]
+    assert measured == [
+        {
+            "training": True,
+            "optimizer": None,
+            "precision": None,
+            "input_shapes": [(8,)],
+            "target_shapes": [(4,)],
+        }
+    ]
+    shell.run_line_magic("tfmem", "model --markdown")
+    assert "target_shapes" not in estimates[1] and "input_shapes" not in estimates[1]
+    for flags, needle in (
+        ("--target-shape 0", "--target-shape sizes must be between 1"),
+        ("--input-shape a,b", "--input-shape wants sizes"),
+        ("--target-shape 4 --target-shape 2", "1 output but 2 target shapes"),
+    ):
+        with pytest.raises(UsageError, match=needle):
+            shell.run_line_magic("tfmem", f"model {flags}")
+    assert len(estimates) == 2  # none of those estimated

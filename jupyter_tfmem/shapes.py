@@ -1,0 +1,53 @@
+"""Shapes a user gives for a model's inputs or targets (without the batch dimension).
+
+Shared by ``estimate`` and ``measure`` so that both accept and refuse the
+same things with the same words; it imports nothing heavy, as
+``measurement`` must not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: the largest size a shape given as text may have (a typo guard, not TF's limit)
+MAX_DIM = 2**24
+
+
+def parse_shape(text: str, flag: str) -> tuple[int, ...]:
+    """A shape without the batch as typed after ``flag``: ``128``, ``224,224,3``, ``224x224x3``."""
+    parts = [p for p in re.split(r"[,x\s]+", text.strip().strip("()[]").lower()) if p]
+    if not parts or not all(re.fullmatch(r"\d+", p) for p in parts):
+        raise ValueError(
+            f"{flag} wants sizes without the batch dimension, such as 128 or "
+            f"224,224,3; got {text!r}"
+        )
+    dims = tuple(int(p) for p in parts)
+    if any(d < 1 or d > MAX_DIM for d in dims):
+        raise ValueError(f"{flag} sizes must be between 1 and {MAX_DIM:,}; got {text!r}")
+    return dims
+
+
+def normalize_shapes(
+    shapes: Any, expected: int | None, what: str = "input"
+) -> list[tuple[int, ...]] | None:
+    """``(128,)`` for one tensor or ``[(128,), (3,)]`` for several; no batch dimension."""
+    if shapes is None:
+        return None
+    if isinstance(shapes, (str, bytes)) or not hasattr(shapes, "__iter__"):
+        raise TypeError(f"{what}_shapes must be a shape such as (128,) or a list of shapes")
+    shapes = list(shapes)
+    if shapes and all(isinstance(d, int) for d in shapes):
+        shapes = [tuple(shapes)]
+    out = []
+    for s in shapes:
+        if isinstance(s, (str, bytes)) or (not isinstance(s, int) and not hasattr(s, "__iter__")):
+            raise TypeError(f"{what} shape {s!r} must be a tuple of sizes such as (128,)")
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in s):
+            raise ValueError(f"{what} shape {s} must be positive integers (no batch dimension)")
+        out.append(s)
+    if expected is not None and len(out) != expected:
+        kind = ("input" if what == "input" else "output") + ("" if expected == 1 else "s")
+        raise ValueError(f"the model has {expected} {kind} but {len(out)} {what} shapes were given")
+    return out
