@@ -104,6 +104,7 @@ def measure_case(case: ZooCase, runs: int, env: dict[str, str]) -> dict[str, Any
         precision=case.precision,
         runs=runs,
         env=env or None,
+        target_shapes=case.target_shapes,
     )
     record = result.to_dict()
     record["wall_seconds"] = round(time.perf_counter() - started, 2)

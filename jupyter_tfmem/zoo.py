@@ -46,6 +46,8 @@ class ZooCase:
     description: str
     #: a Keras dtype policy to build the model under (``None``: float32)
     precision: str | None = None
+    #: targets' shapes without the batch, where the loss's are not the outputs' (CTC)
+    target_shapes: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def builder_path(self) -> str:
@@ -82,6 +84,7 @@ class ZooCase:
             optimizer=self.make_optimizer(),
             loss=self.loss,
             precision=self.precision,
+            target_shapes=self.target_shapes,
             **options,
         )
 
@@ -2983,6 +2986,60 @@ _CASE_LIST += (
     _variant("lora_encoder_adamw", 64, infer=True),
     _variant("int8_mlp_infer", 16),
     _variant("int8_encoder_infer", 8),
+)
+
+# Session 42: int4 and float8 quantization (zoo_heldout.py).
+_CASE_LIST += (
+    ZooCase(
+        "int4_mlp_infer",
+        zoo_heldout.int4_mlp,
+        256,
+        False,
+        None,
+        None,
+        (((784,), "float32"),),
+        "four 1,024-wide Dense layers quantized to int4, batch 256, inference",
+    ),
+    ZooCase(
+        "float8_mlp_adam",
+        zoo_heldout.float8_mlp,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((512,), "float32"),),
+        "three 1,024-wide Dense layers trained in float8, batch 64, Adam",
+    ),
+    ZooCase(
+        "float8_encoder_adamw",
+        zoo_heldout.float8_encoder,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((96,), "int32"),),
+        "two encoder blocks of width 128 trained in float8, 96 tokens, batch 32, AdamW",
+    ),
+)
+_CASE_LIST += (
+    ZooCase(
+        "ctc_bigru_adam",
+        zoo_heldout.ctc_bigru,
+        32,
+        True,
+        "adam",
+        "ctc",
+        (((200, 40), "float32"),),
+        "convolution and two bidirectional GRUs over 200 frames of 40 features, CTC loss on "
+        "30-token labels, batch 32, Adam",
+        target_shapes=((30,),),
+    ),
+)
+_CASE_LIST += (
+    _variant("ctc_bigru_adam", 8),
+    _variant("int4_mlp_infer", 16),
+    _variant("float8_mlp_adam", 512),
+    _variant("float8_encoder_adamw", 64, infer=True),
 )
 
 # Session 37: models compiled with metrics, which Keras's step updates after

@@ -2277,3 +2277,59 @@ def frozen_efficientnetb0_112() -> Any:
     x = L.GlobalAveragePooling2D()(base(inp))
     out = L.Dense(20, activation="softmax", dtype="float32")(x)
     return keras.Model(inp, out, name="frozen_efficientnetb0")
+
+
+# --------------------------------------------------------------------------
+# Session 42 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def int4_mlp() -> Any:
+    """A four-layer 1,024-wide MLP quantized to int4 weights (two per byte) for inference."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((784,))
+    x = inp
+    for _ in range(4):
+        x = L.Dense(1024, activation="relu")(x)
+    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="int4_mlp")
+    model.quantize("int4")
+    return model
+
+
+def float8_mlp() -> Any:
+    """Three 1,024-wide Dense layers trained in float8 (Keras's delayed-scaling
+    recipe: each kernel, input and gradient scaled by a history of its amax)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((512,))
+    x = inp
+    for _ in range(3):
+        x = L.Dense(1024, activation="relu")(x)
+    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="float8_mlp")
+    model.quantize("float8")
+    return model
+
+
+def float8_encoder() -> Any:
+    """Two post-LN encoder blocks of width 128 over 96 tokens, their Dense and
+    attention projections trained in float8."""
+    keras = _keras()
+    L = keras.layers
+    inp, x = _post_ln_encoder(96, 5000, 128, 512, "gelu")
+    out = L.Dense(3, activation="softmax")(L.GlobalAveragePooling1D()(x))
+    model = keras.Model(inp, out, name="float8_encoder")
+    model.quantize("float8")
+    return model
+
+
+def ctc_bigru() -> Any:
+    """A speech-style recognizer: a strided Conv1D, two bidirectional GRUs and
+    per-frame logits over 29 symbols and CTC's blank, for ``keras.losses.CTC``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((200, 40))
+    x = L.Conv1D(128, 5, strides=2, padding="same", activation="relu")(inp)
+    for _ in range(2):
+        x = L.Bidirectional(L.GRU(96, return_sequences=True))(x)
+    return keras.Model(inp, L.Dense(30)(x), name="ctc_bigru")
