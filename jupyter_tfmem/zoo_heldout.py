@@ -2186,17 +2186,22 @@ def lora_encoder() -> Any:
     return model
 
 
-def int8_mlp() -> Any:
-    """A four-layer 1,024-wide MLP quantized to int8 weights for inference."""
+def _quantized_mlp(mode: str) -> Any:
+    """A four-layer 1,024-wide MLP on 784 features, quantized by ``model.quantize(mode)``."""
     keras = _keras()
     L = keras.layers
     inp = keras.Input((784,))
     x = inp
     for _ in range(4):
         x = L.Dense(1024, activation="relu")(x)
-    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="int8_mlp")
-    model.quantize("int8")
+    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name=f"{mode}_mlp")
+    model.quantize(mode)
     return model
+
+
+def int8_mlp() -> Any:
+    """A four-layer 1,024-wide MLP quantized to int8 weights for inference."""
+    return _quantized_mlp("int8")
 
 
 def int8_encoder() -> Any:
@@ -2285,16 +2290,8 @@ def frozen_efficientnetb0_112() -> Any:
 
 
 def int4_mlp() -> Any:
-    """A four-layer 1,024-wide MLP quantized to int4 weights (two per byte) for inference."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((784,))
-    x = inp
-    for _ in range(4):
-        x = L.Dense(1024, activation="relu")(x)
-    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="int4_mlp")
-    model.quantize("int4")
-    return model
+    """The int8 MLP's model quantized to int4 weights (two per byte) for inference."""
+    return _quantized_mlp("int4")
 
 
 def float8_mlp() -> Any:
