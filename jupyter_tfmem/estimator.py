@@ -2806,6 +2806,16 @@ def _dtype_name(dtype: Any) -> str:
     return getattr(dtype, "name", str(dtype))
 
 
+def _dtype_size(dtype: Any) -> int:
+    """Bytes per element of ``dtype`` (a name or a TF dtype); 0 if it has no fixed size."""
+    import tensorflow as tf
+
+    try:
+        return int(tf.as_dtype(_dtype_name(dtype)).size)
+    except (TypeError, ValueError):
+        return 0
+
+
 #: ``EIGEN_MAX_ALIGN_BYTES`` in TF's x86 builds.  Timed on TF 2.21 here: a
 #: (256, k) float32 tensor cut into rows (``unstack``, ``split``, ``x[i]``,
 #: ``x[i:j]``, ``tf.slice``) keeps the whole tensor alive behind one row when a
@@ -2898,7 +2908,11 @@ def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:
     TF's ``TransposeOp`` then hands out its input's buffer
     (``NonSingletonDimensionsAlign`` in ``transpose_op.cc``): Keras'
     ``Permute((2, 1, 3))`` of a (batch, 64, 1, 256) tensor copies nothing.
+    One that moves the innermost dimension copies element by element, and
+    its time is charged per element (``executor.ELEMENT_MOVE_BYTES``).
     """
+    from .engine.executor import ELEMENT_MOVE_BYTES
+
     consts = {nd.name: nd for nd in graph_def.node if nd.op == "Const"}
     for nd in graph_def.node:
         node = nodes.get(nd.name)
@@ -2918,6 +2932,13 @@ def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:
             for shape in shapes
         ):
             node.view_of = 0
+        elif all(
+            len(perm) == len(shape)
+            and [a for a in range(len(shape)) if shape[a] != 1][-1:]
+            != [a for a in perm if shape[a] != 1][-1:]
+            for shape in shapes
+        ):
+            node.element_cost_bytes = ELEMENT_MOVE_BYTES
 
 
 #: Kernels built on TF's ``ReductionOp`` (``reduction_ops_common.h``).
@@ -3100,13 +3121,21 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     slowdown = reduction_slowdown(_cpu_vendor())
     onednn, flags = _onednn_dtypes(), _cpu_flags()
 
-    def nbytes(specs, m: int) -> float:
-        return sum(spec[0] + spec[1] * m for spec in specs if spec is not None)
+    def nbytes(specs, m: int, width: int | None = None) -> float:
+        total = 0.0
+        for spec in specs:
+            if spec is None:
+                continue
+            size = _dtype_size(spec[2]) if width else 0
+            scale = width / size if 0 < size < width else 1.0
+            total += (spec[0] + spec[1] * m) * scale
+        return total
 
     out = {}
     batches = _BATCHES.get()
     for name, node in nodes.items():
         costs = []
+        width = node.element_cost_bytes
         in_specs = [_spec(nodes, src) for src in node.inputs]
         # only a filter gradient's duration reads it; an unknown dtype gets float32's
         first = node.outputs[0] if node.outputs else None
@@ -3120,8 +3149,8 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
                     node.op,
                     outs,
                     ins,
-                    nbytes(node.outputs, m),
-                    nbytes(in_specs, m),
+                    nbytes(node.outputs, m, width),
+                    nbytes(in_specs, m, width),
                     slowdown,
                     filters,
                 )

@@ -662,3 +662,40 @@ def test_a_view_keeps_its_input_alive_until_the_last_row_is_read():
 )
 def test_a_reduction_is_done_in_place_only_over_three_simplified_dimensions(shape, axes, runs):
     assert _reduction_runs(shape, axes) == runs
+
+
+def test_a_transpose_that_moves_the_innermost_axis_is_timed_per_element():
+    """Swapping the last two axes of an int8 tensor takes about float32's time
+    for as many elements (executor.ELEMENT_MOVE_BYTES); moving outer axes
+    copies whole rows and keeps the per-byte time; float32 is unchanged."""
+    import tensorflow as tf
+
+    from jupyter_tfmem.estimator import _B1, _B2, _durations, _mark_free_transposes
+
+    def timed(perm: list[int], dtype: str) -> float:
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.constant(perm, name="perm")
+        size = tf.as_dtype(dtype).size * 64 * 512
+        nodes = {
+            "x": Node("x", "Cast", [], [], [(0.0, float(size), dtype)]),
+            "perm": Node("perm", "Const", [], [], [(12.0, 0.0, "int32")]),
+            "t": Node("t", "Transpose", [("x", 0), ("perm", 0)], [], [(0.0, float(size), dtype)]),
+        }
+
+        def props(b: int) -> dict:
+            shape = (b, 64, 512)
+            out = tuple(shape[a] for a in perm)
+            return {"x": [(shape, dtype)], "perm": [((3,), "int32")], "t": [(out, dtype)]}
+
+        graph_def = graph.as_graph_def()
+        graph_def.node.add(name="t", op="Transpose", input=["x", "perm"])
+        p1, p2 = props(_B1), props(_B2)
+        _mark_free_transposes(graph_def, nodes, p1, p2)
+        return _durations(nodes, p1, p2, 32)["t"]
+
+    inner, outer = [0, 2, 1], [1, 0, 2]
+    assert timed(inner, "int8") == pytest.approx(timed(inner, "float32"))
+    assert timed(inner, "bfloat16") == pytest.approx(timed(inner, "float32"))
+    assert timed(outer, "int8") < 0.3 * timed(outer, "float32")
+    assert timed(outer, "float32") == pytest.approx(timed(inner, "float32"))

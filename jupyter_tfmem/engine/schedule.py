@@ -84,6 +84,9 @@ class Node:
     #: its input along dimension 0 into rows of whole 64-byte blocks hands
     #: out slices of that buffer, which lives until the last slice dies
     view_of: int | None = None
+    #: bytes per element the op's time is charged at where its elements are
+    #: narrower (a transpose that moves the innermost axis, ``executor``)
+    element_cost_bytes: int | None = None
 
 
 @dataclasses.dataclass
