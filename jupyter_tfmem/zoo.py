@@ -3036,6 +3036,30 @@ _CASE_LIST += (
     ),
 )
 _CASE_LIST += (
+    ZooCase(
+        "channels_first_cnn_adam",
+        zoo_heldout.channels_first_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((3, 64, 64), "float32"),),
+        "three convolutions in channels_first layout on 3x64x64, batch 32, Adam",
+    ),
+    ZooCase(
+        "kl_vae_adam",
+        zoo_heldout.kl_vae,
+        64,
+        True,
+        "adam",
+        "binary_crossentropy",
+        (((28, 28, 1), "float32"),),
+        "convolutional VAE whose sampling layer adds its KL loss (add_loss), batch 64, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("channels_first_cnn_adam", 128),
+    _variant("kl_vae_adam", 256),
     _variant("ctc_bigru_adam", 8),
     _variant("int4_mlp_infer", 16),
     _variant("float8_mlp_adam", 512),
