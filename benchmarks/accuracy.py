@@ -234,6 +234,7 @@ def estimate_worker(names: list[str], out: str) -> None:
                     optimizer=case.make_optimizer(),
                     loss=case.loss,
                     precision=case.precision,
+                    target_shapes=case.target_shapes,
                 )
                 row["estimate"] = int(footprint.peak_bytes)
                 row["estimate_range"] = [int(v) for v in footprint.peak_range]
