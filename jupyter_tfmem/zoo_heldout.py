@@ -265,7 +265,7 @@ trained with Keras's CTC loss (not estimated either: its targets are label
 sequences, and the estimate made them like the outputs).  With the step
 sized as TF runs it and ``target_shapes=``: float8 +8.9% and -6.8% (the
 MLP at 64 and 512), -0.2% and -0.1% (the encoder's training and
-inference), CTC +1.9% and -3.2%.  The int4 MLP's weights are unpacked and
+inference), CTC +1.9% and -3.1%.  The int4 MLP's weights are unpacked and
 dequantized in every step by chains that do not depend on the input, and
 how many of them TF runs side by side is a race (-12.0% and -26.5% once
 transposes that move the innermost axis were timed per element).
