@@ -2204,13 +2204,13 @@ def lora_encoder() -> Any:
     return model
 
 
-def _quantized_mlp(mode: str) -> Any:
-    """A four-layer 1,024-wide MLP on 784 features, quantized by ``model.quantize(mode)``."""
+def _quantized_mlp(mode: str, features: int = 784, depth: int = 4) -> Any:
+    """``depth`` 1,024-wide Dense layers and a softmax, quantized by ``model.quantize(mode)``."""
     keras = _keras()
     L = keras.layers
-    inp = keras.Input((784,))
+    inp = keras.Input((features,))
     x = inp
-    for _ in range(4):
+    for _ in range(depth):
         x = L.Dense(1024, activation="relu")(x)
     model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name=f"{mode}_mlp")
     model.quantize(mode)
@@ -2222,16 +2222,21 @@ def int8_mlp() -> Any:
     return _quantized_mlp("int8")
 
 
+def _quantized_encoder(mode: str, tokens: int, vocab: int, width: int, classes: int) -> Any:
+    """Two post-LN GELU encoder blocks and a pooled softmax, quantized by ``quantize(mode)``."""
+    keras = _keras()
+    L = keras.layers
+    inp, x = _post_ln_encoder(tokens, vocab, width, 4 * width, "gelu")
+    out = L.Dense(classes, activation="softmax")(L.GlobalAveragePooling1D()(x))
+    model = keras.Model(inp, out, name=f"{mode}_encoder")
+    model.quantize(mode)
+    return model
+
+
 def int8_encoder() -> Any:
     """Two encoder blocks of width 256 over 128 tokens, their Dense, attention
     and embedding weights quantized to int8 for inference."""
-    keras = _keras()
-    L = keras.layers
-    inp, x = _post_ln_encoder(128, 8000, 256, 1024, "gelu")
-    out = L.Dense(4, activation="softmax")(L.GlobalAveragePooling1D()(x))
-    model = keras.Model(inp, out, name="int8_encoder")
-    model.quantize("int8")
-    return model
+    return _quantized_encoder("int8", 128, 8000, 256, 4)
 
 
 def rmsnorm_swiglu_decoder() -> Any:
@@ -2315,27 +2320,13 @@ def int4_mlp() -> Any:
 def float8_mlp() -> Any:
     """Three 1,024-wide Dense layers trained in float8 (Keras's delayed-scaling
     recipe: each kernel, input and gradient scaled by a history of its amax)."""
-    keras = _keras()
-    L = keras.layers
-    inp = keras.Input((512,))
-    x = inp
-    for _ in range(3):
-        x = L.Dense(1024, activation="relu")(x)
-    model = keras.Model(inp, L.Dense(10, activation="softmax")(x), name="float8_mlp")
-    model.quantize("float8")
-    return model
+    return _quantized_mlp("float8", 512, 3)
 
 
 def float8_encoder() -> Any:
     """Two post-LN encoder blocks of width 128 over 96 tokens, their Dense and
     attention projections trained in float8."""
-    keras = _keras()
-    L = keras.layers
-    inp, x = _post_ln_encoder(96, 5000, 128, 512, "gelu")
-    out = L.Dense(3, activation="softmax")(L.GlobalAveragePooling1D()(x))
-    model = keras.Model(inp, out, name="float8_encoder")
-    model.quantize("float8")
-    return model
+    return _quantized_encoder("float8", 96, 5000, 128, 3)
 
 
 def ctc_bigru() -> Any:
