@@ -155,7 +155,8 @@ def restored(first: FirstPass) -> graph_pb2.GraphDef:
 def _one_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.GraphDef:
     """One pass of Grappler's pipeline, or ``graph_def`` as it is where the pipeline fails.
 
-    TF's function runtime logs "Ignoring multi-device function optimization
+    TF's function runtime builds the graph first (a graph that does not build
+    fails there), then logs "Ignoring multi-device function optimization
     failure" and runs the graph it had when Grappler fails (as it does on a
     Keras ``float8`` model's step: Grappler's MLIR export has no float8 type),
     so the estimate sizes that graph too.
@@ -167,7 +168,20 @@ def _one_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gr
     try:
         return tf_optimizer.OptimizeGraph(config, _metagraph(graph_def, fetches), verbose=False)
     except errors.OpError:
+        if not _builds(graph_def):
+            raise
         return copy.deepcopy(graph_def)
+
+
+def _builds(graph_def: graph_pb2.GraphDef) -> bool:
+    """Whether TF can build ``graph_def`` (every input exists, every op's shapes agree)."""
+    import tensorflow as tf
+
+    try:
+        _import_without_placement(tf.Graph(), graph_def)
+    except (ValueError, errors.OpError):
+        return False
+    return True
 
 
 def _restored(
