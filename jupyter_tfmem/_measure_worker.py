@@ -27,6 +27,7 @@ import traceback
 from typing import Any
 
 from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, until_applied, warm_up
+from jupyter_tfmem.shapes import label_targets, normalize_shapes, require_target_shapes
 
 #: Integer inputs without an Embedding to bound them get tokens in [0, this).
 SMALL_INT_RANGE = 2
@@ -315,21 +316,13 @@ def _make_batch(
         return x, None
     out_specs = _output_specs(keras, model, specs)
     losses = _losses_per_output(model, len(out_specs))
-    if target_shapes is not None and len(target_shapes) != len(out_specs):
-        raise ValueError(
-            f"the model has {len(out_specs)} outputs but {len(target_shapes)} target shapes "
-            "were given"
-        )
+    target_shapes = normalize_shapes(target_shapes, len(out_specs), "target")
     ys = []
     for i, ((shape, dtype), loss) in enumerate(zip(out_specs, losses, strict=True)):
         dims = _concrete(shape, batch_size, "an output")
         name = _loss_name(loss).lower()
-        if "ctc" in name and target_shapes is None:
-            raise ValueError(
-                "a CTC loss's targets are label sequences, not shaped like the outputs: "
-                "pass target_shapes=[(max_label_length,)]"
-            )
-        labels = "sparse" in name or "ctc" in name
+        require_target_shapes(name, target_shapes)
+        labels = label_targets(name)
         if target_shapes is not None:
             # class ids; CTC's 0 is its blank, so its labels start at 1
             given = [batch_size, *target_shapes[i]]

@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from .estimator import OPTIMIZER_NAMES
@@ -111,20 +111,22 @@ def parse_precision(text: str) -> str:
     return name
 
 
-def parse_input_shape(text: str) -> tuple[int, ...]:
-    """One input's shape without the batch: ``128``, ``224,224,3`` or ``224x224x3``."""
-    try:
-        return parse_shape(text, "--input-shape")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _shape_type(flag: str) -> Callable[[str], tuple[int, ...]]:
+    """argparse type for ``flag``: one shape without the batch (``shapes.parse_shape``)."""
+
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            return parse_shape(text, flag)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
-def parse_target_shape(text: str) -> tuple[int, ...]:
-    """One target's shape without the batch, for a loss whose targets differ from the outputs."""
-    try:
-        return parse_shape(text, "--target-shape")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+#: One input's shape without the batch: ``128``, ``224,224,3`` or ``224x224x3``.
+parse_input_shape = _shape_type("--input-shape")
+#: One target's shape without the batch, for a loss whose targets differ from the outputs.
+parse_target_shape = _shape_type("--target-shape")
 
 
 class _Parser(argparse.ArgumentParser):

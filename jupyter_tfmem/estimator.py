@@ -24,7 +24,7 @@ from .engine.loops import exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .overhead import DEFAULT_OVERHEAD
-from .shapes import normalize_shapes
+from .shapes import label_targets, normalize_shapes, require_target_shapes
 
 #: Batch sizes the step is traced at when an estimate names none (and for
 #: batch 1, where broadcasting makes a different graph): any two distinct
@@ -551,18 +551,13 @@ def _target_specs(
         )
         outputs = tf.nest.flatten(model.compute_output_spec(sym))
     sparse = "sparse" in loss_desc
-    labels = sparse or "ctc" in loss_desc  # integer class ids
     given = normalize_shapes(target_shapes, len(outputs), "target")
-    if given is None and "ctc" in loss_desc:
-        raise ValueError(
-            "a CTC loss's targets are label sequences, not shaped like the outputs: "
-            "pass target_shapes=[(max_label_length,)]"
-        )
+    require_target_shapes(loss_desc, given)
     specs = []
     for i, kt in enumerate(outputs):
         shape = tuple(kt.shape)[1:]
         if given is not None:
-            dtype = tf.int32 if labels else tf.as_dtype(kt.dtype)
+            dtype = tf.int32 if label_targets(loss_desc) else tf.as_dtype(kt.dtype)
             specs.append(tf.TensorSpec((None, *given[i]), dtype))
         elif sparse:
             specs.append(tf.TensorSpec((None, *shape[:-1]), tf.int32))
@@ -2717,7 +2712,7 @@ def _size_eigen_matmul_copies(nodes, props1, props2) -> None:
                 continue
             if not tf.as_dtype(spec[2]).is_integer:  # only integer products were logged
                 continue
-            scale = tf.as_dtype(node.outputs[0][2]).size / tf.as_dtype(spec[2]).size
+            scale = _dtype_size(node.outputs[0][2]) / _dtype_size(spec[2])
             copies.append((spec[0] * scale, spec[1] * scale))
         if copies and all(s is not None for s in in_specs):
             node.post_temps = (*node.post_temps, *copies)

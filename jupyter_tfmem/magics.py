@@ -84,10 +84,17 @@ def _choice(value: str, choices: tuple[str, ...], what: str) -> str:
     raise UsageError(f"unknown {what} {value!r}.{did_you_mean} Choose one of: {listing}.")
 
 
+#: Settings that exist only when the user gave them, passed to measure() too.
+_SHAPE_KEYS = ("input_shapes", "target_shapes")
+
+
+def _given(settings: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: settings[key] for key in keys if key in settings}
+
+
 def _extra_kwargs(settings: dict[str, Any]) -> dict[str, Any]:
     """Keywords passed to estimate() only when the user gave them."""
-    keys = ("replicas", "device", "input_shapes", "target_shapes")
-    return {key: settings[key] for key in keys if key in settings}
+    return _given(settings, ("replicas", "device", *_SHAPE_KEYS))
 
 
 def _shapes(texts: list[str] | None, flag: str) -> list[tuple[int, ...]] | None:
@@ -307,14 +314,13 @@ class TfmemMagics(Magics):
 
     def _measure(self, label: str, model: Any, settings: dict[str, Any]) -> Any:
         try:
-            shapes = {k: settings[k] for k in ("input_shapes", "target_shapes") if k in settings}
             return api.measure(
                 model,
                 settings["batch_size"],
                 training=settings["training"],
                 optimizer=settings["optimizer"],
                 precision=settings["precision"],
-                **shapes,
+                **_given(settings, _SHAPE_KEYS),
             )
         except (ValueError, TypeError, RuntimeError) as exc:
             raise UsageError(f"cannot measure {label}: {exc}") from None

@@ -28,6 +28,21 @@ def parse_shape(text: str, flag: str) -> tuple[int, ...]:
     return dims
 
 
+def label_targets(loss_name: str) -> bool:
+    """Whether a loss takes integer class ids as targets (sparse losses, CTC)."""
+    name = loss_name.lower()
+    return "sparse" in name or "ctc" in name
+
+
+def require_target_shapes(loss_name: str, target_shapes: Any) -> None:
+    """A CTC loss cannot take targets shaped like the outputs: ask for its label length."""
+    if target_shapes is None and "ctc" in loss_name.lower():
+        raise ValueError(
+            "a CTC loss's targets are label sequences, not shaped like the outputs: "
+            "pass target_shapes=[(max_label_length,)]"
+        )
+
+
 def normalize_shapes(
     shapes: Any, expected: int | None, what: str = "input"
 ) -> list[tuple[int, ...]] | None:

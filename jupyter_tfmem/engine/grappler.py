@@ -737,7 +737,6 @@ def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -
     known, that output gets it; a second shape inference then sizes what
     follows.  True if any was given.
     """
-    nodes = {n.name: n for n in graph_def.node}
     changed = False
     for node in graph_def.node:
         if node.op not in ("While", "StatelessWhile"):
@@ -750,7 +749,7 @@ def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -
             continue
         for slot, ref in enumerate(data):
             name, _, index = ref.partition(":")
-            entries = props.get(name) if name in nodes else None
+            entries = props.get(name)
             k = int(index or 0)
             if not entries or k >= len(entries) or entries[k][0] is None:
                 continue
