@@ -3066,6 +3066,89 @@ _CASE_LIST += (
     _variant("float8_encoder_adamw", 64, infer=True),
 )
 
+# Session 43: remat, stateful RNNs, a user-written cell, uint8 images, dict
+# losses with loss_weights, steps_per_execution (zoo_heldout.py).
+_CASE_LIST += (
+    ZooCase(
+        "remat_cnn_adam",
+        zoo_heldout.remat_cnn,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "five convolutions, the large ones under RematScope, 64x64, batch 64, Adam",
+    ),
+    ZooCase(
+        "stateful_gru_rmsprop",
+        zoo_heldout.stateful_gru,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((60, 16), "float32"),),
+        "two stateful GRUs over 60 steps, batch 32 (fixed), RMSprop",
+    ),
+    ZooCase(
+        "stateful_gru_rmsprop_b8",
+        zoo_heldout.stateful_gru_b8,
+        8,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((60, 16), "float32"),),
+        "two stateful GRUs over 60 steps, batch 8 (fixed), RMSprop",
+    ),
+    ZooCase(
+        "custom_cell_rnn_adam",
+        zoo_heldout.custom_cell_rnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((120, 32), "float32"),),
+        "two RNNs of a user-written gated cell over 120 steps, batch 32, Adam",
+    ),
+    ZooCase(
+        "uint8_cnn_adam",
+        zoo_heldout.uint8_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "uint8"),),
+        "BatchNorm CNN on uint8 96x96 images rescaled in the model, batch 32, Adam",
+    ),
+    ZooCase(
+        "two_head_detector_adam",
+        zoo_heldout.two_head_detector,
+        32,
+        True,
+        None,
+        None,
+        (((64, 64, 3), "float32"),),
+        "CNN with class and box heads, focal and Huber losses weighted, batch 32, Adam",
+    ),
+    ZooCase(
+        "multi_step_cnn_adam",
+        zoo_heldout.multi_step_cnn,
+        32,
+        True,
+        None,
+        None,
+        (((64, 64, 3), "float32"),),
+        "small CNN compiled with steps_per_execution=8, batch 32, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("remat_cnn_adam", 16),
+    _variant("stateful_gru_rmsprop", 32, infer=True),
+    _variant("custom_cell_rnn_adam", 8),
+    _variant("uint8_cnn_adam", 128, infer=True),
+    _variant("two_head_detector_adam", 128),
+    _variant("multi_step_cnn_adam", 128),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (

@@ -2392,3 +2392,140 @@ def kl_vae() -> Any:
     x = L.Conv2DTranspose(32, 3, 2, padding="same", activation="relu")(x)
     out = L.Conv2D(1, 3, padding="same", activation="sigmoid")(x)
     return keras.Model(inp, out, name="kl_vae")
+
+
+# --------------------------------------------------------------------------
+# Session 43 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def remat_cnn() -> Any:
+    """Five convolutions on 64 x 64, those with outputs over 32K elements per
+    example built under ``keras.RematScope(mode="larger_than")``, so Keras
+    wraps them in ``tf.recompute_grad`` to recompute their outputs in the
+    backward pass instead of keeping them."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    with keras.RematScope(mode="larger_than", output_size_threshold=32 * 32 * 32):
+        x = L.Conv2D(32, 3, padding="same", activation="relu")(inp)
+        x = L.Conv2D(32, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+        x = L.Conv2D(64, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(64, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+        x = L.Conv2D(128, 3, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="remat_cnn")
+
+
+def _stateful_gru(batch: int) -> Any:
+    """Two stateful GRUs over 60 steps: their state variables fix the batch."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input(batch_shape=(batch, 60, 16))
+    x = L.GRU(128, stateful=True, return_sequences=True)(inp)
+    x = L.GRU(64, stateful=True)(x)
+    return keras.Model(inp, L.Dense(5)(x), name="stateful_gru")
+
+
+def stateful_gru() -> Any:
+    """Two stateful GRUs (128, 64) over 60 steps, batch fixed at 32."""
+    return _stateful_gru(32)
+
+
+def stateful_gru_b8() -> Any:
+    """The stateful GRUs with their batch fixed at 8."""
+    return _stateful_gru(8)
+
+
+class _GatedCell:
+    """Holder so the user-written cell is defined once Keras is imported."""
+
+    cls: Any = None
+
+
+def custom_cell_rnn() -> Any:
+    """Two ``keras.layers.RNN`` over 120 steps of a cell written as a user
+    would: one gate and a candidate from one fused product per input."""
+    keras = _keras()
+    L = keras.layers
+    if _GatedCell.cls is None:
+
+        class GatedCell(L.Layer):
+            def __init__(self, units: int, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                self.units = units
+                self.state_size = units
+
+            def build(self, input_shape: Any) -> None:
+                two = 2 * self.units
+                self.w = self.add_weight(shape=(input_shape[-1], two))
+                self.u = self.add_weight(shape=(self.units, two), initializer="orthogonal")
+                self.b = self.add_weight(shape=(two,), initializer="zeros")
+
+            def call(self, x: Any, states: Any) -> Any:
+                ops = keras.ops
+                h = states[0]
+                z = ops.matmul(x, self.w) + ops.matmul(h, self.u) + self.b
+                gate, cand = ops.split(z, 2, axis=-1)
+                gate = ops.sigmoid(gate)
+                new = gate * h + (1 - gate) * ops.tanh(cand)
+                return new, [new]
+
+        _GatedCell.cls = GatedCell
+    inp = keras.Input((120, 32))
+    x = L.RNN(_GatedCell.cls(128), return_sequences=True)(inp)
+    x = L.RNN(_GatedCell.cls(64))(x)
+    return keras.Model(inp, L.Dense(10)(x), name="custom_cell_rnn")
+
+
+def uint8_cnn() -> Any:
+    """A CNN fed uint8 images (as decoded JPEGs are), rescaled and flipped
+    inside the model, three BatchNormalized convolutions at 96 x 96."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((96, 96, 3), dtype="uint8")
+    x = L.RandomFlip("horizontal")(L.Rescaling(1 / 255.0)(inp))
+    for filters in (32, 64, 128):
+        x = L.Conv2D(filters, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(L.BatchNormalization()(x))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="uint8_cnn")
+
+
+def two_head_detector() -> Any:
+    """A CNN with a class head and a box head, compiled with a dict of
+    losses (focal cross-entropy, Huber) and ``loss_weights``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = inp
+    for filters in (32, 64, 128):
+        x = L.Conv2D(filters, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    outputs = {
+        "cls": L.Dense(20, activation="softmax", name="cls")(x),
+        "box": L.Dense(4, name="box")(x),
+    }
+    model = keras.Model(inp, outputs, name="two_head_detector")
+    model.compile(
+        optimizer="adam",
+        loss={"cls": keras.losses.CategoricalFocalCrossentropy(), "box": keras.losses.Huber()},
+        loss_weights={"cls": 1.0, "box": 5.0},
+    )
+    return model
+
+
+def multi_step_cnn() -> Any:
+    """A small CNN compiled with ``steps_per_execution=8``, which makes Keras
+    run its steps inside a ``tf.while_loop`` over the data."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.MaxPooling2D()(L.Conv2D(32, 3, padding="same", activation="relu")(inp))
+    x = L.Conv2D(64, 3, padding="same", activation="relu")(x)
+    x = L.GlobalAveragePooling2D()(x)
+    model = keras.Model(inp, L.Dense(10)(x), name="multi_step_cnn")
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", steps_per_execution=8)
+    return model
