@@ -132,6 +132,7 @@ def estimate(
 
     from .distribute import data_parallel, gradient_bytes, replicas_from
     from .engine.metrics import MetricUpdateError
+    from .shapes import stateful_batch
 
     _check_batch(batch_size)
     threads = _executor_threads(device)
@@ -145,7 +146,13 @@ def estimate(
         )
     if not isinstance(training, bool):
         raise TypeError("training must be True or False")
+    fixed = stateful_batch(model, batch_size, n_replicas)
     notes: list[str] = []
+    if fixed is not None:
+        notes.append(
+            f"A stateful layer ({fixed[1]!r}) keeps its state for a batch of {fixed[0]}, so "
+            "Keras runs this model at that batch only; Footprint.at() refuses any other."
+        )
     if precision is not None:
         model = _with_precision(model, precision, notes)
     x_specs = _input_specs(model, input_shapes)
@@ -164,10 +171,21 @@ def estimate(
         try:
             if jit:
                 fp = _estimate_xla_step(
-                    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+                    model,
+                    batch_size,
+                    training,
+                    x_specs,
+                    y_specs,
+                    loss_fn,
+                    opt,
+                    opt_name,
+                    notes,
+                    fixed=fixed is not None,
                 )
             else:
-                batches = _BATCHES.set(_trace_batches(int(batch_size)))
+                # a stateful model runs at its own batch only, even at batch 1
+                pair = (batch_size, batch_size + 1) if fixed else _trace_batches(batch_size)
+                batches = _BATCHES.set(pair)
                 try:
                     fp = _estimate_traced(
                         model,
@@ -180,6 +198,7 @@ def estimate(
                         opt_name,
                         notes,
                         threads=threads,
+                        fixed=fixed is not None,
                     )
                 finally:
                     _BATCHES.reset(batches)
@@ -212,6 +231,10 @@ def estimate(
     if n_replicas > 1:
         grads = gradient_bytes(model) if training else 0
         fp = data_parallel(fp, n_replicas, grads, global_batch)
+    if fixed is not None:
+        import dataclasses
+
+        fp = dataclasses.replace(fp, fixed_batch=int(global_batch))
     return fp
 
 
@@ -626,7 +649,7 @@ def _step_metrics(model: Any, training: bool, notes: list[str]) -> Any:
     return metrics
 
 
-def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
+def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes, fixed=False):
     """The step's optimized graph and its tensors' shapes at the two ``_BATCHES``.
 
     Keras traces ``train_on_batch`` and ``predict_on_batch`` (and ``fit`` on
@@ -640,7 +663,9 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     at the estimate's batch size and the next one, and each graph's shapes
     are read from its own trace.  If the two graphs differ, the estimate
     falls back to one graph traced with an open batch dimension, the graph
-    ``fit`` runs when its last batch is partial.  Returns the first trace,
+    ``fit`` runs when its last batch is partial.  A model whose batch is
+    ``fixed`` (a stateful layer) is traced at its batch only, and its sizes
+    stand for both batches, so every line is flat.  Returns the first trace,
     its graph, both batches' shapes, and the second batch's graph with its
     names mapped to the first's (None on the open-batch graph), from which
     XLA calls are compiled at that batch.
@@ -704,6 +729,10 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes):
     b1, b2 = _BATCHES.get()
     helper_process.start()  # warm for the next estimate if not for this one
     first = trace(b1)
+    if fixed:
+        _, graph = both(first)
+        props = infer(first, graph, b1)
+        return first, graph, props, props, None
     # the first graph is optimized in the helper process while the second is traced
     pending = helper_process.optimize(first.graph_def, first.fetches)
     checked, graph = (None, None) if pending else both(first)
@@ -784,7 +813,18 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
 
 
 def _estimate_traced(
-    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, threads=0
+    model,
+    batch_size,
+    training,
+    x_specs,
+    y_specs,
+    loss_fn,
+    opt,
+    opt_name,
+    notes,
+    *,
+    threads=0,
+    fixed=False,
 ):
     from .engine import helper_process
     from .engine.schedule import Buffer
@@ -792,7 +832,7 @@ def _estimate_traced(
     if training:
         opt = _tracing_optimizer(model, opt)
     traced, optimized, props1, props2, second = _trace_and_infer(
-        model, training, x_specs, y_specs, loss_fn, opt, notes
+        model, training, x_specs, y_specs, loss_fn, opt, notes, fixed
     )
 
     layers = list(model.layers)
@@ -1304,7 +1344,7 @@ XLA_ROW = "(XLA step buffer)"
 
 
 def _estimate_xla_step(
-    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes
+    model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes, *, fixed=False
 ):
     """A ``jit_compile=True`` step: what XLA's buffer assignment asks TF's allocator for.
 
@@ -1313,7 +1353,8 @@ def _estimate_xla_step(
     temporary buffer holding every activation, gradient and scratch value, and
     for its small outputs.  The step is compiled (not run) at two batch sizes;
     XLA's buffer assignment gives both sizes exactly.  The allocator model then
-    adds the chunk slack, as for the executor.
+    adds the chunk slack, as for the executor.  A ``fixed`` batch (a stateful
+    layer) is compiled at that batch only, and its buffers do not grow.
     """
     import tensorflow as tf
 
@@ -1321,7 +1362,7 @@ def _estimate_xla_step(
 
     # XLA's buffer sharing is not linear in the batch: compile at the batch
     # asked for (exact there) and at twice it (the slope ``at()`` follows).
-    b1, b2 = int(batch_size), 2 * int(batch_size)
+    b1, b2 = int(batch_size), int(batch_size) * (1 if fixed else 2)
     key = (b1, *_xla_step_key(model, training, x_specs, y_specs, loss_fn, opt))
     try:
         per_model = _XLA_STEPS.setdefault(model, {})
@@ -1333,8 +1374,8 @@ def _estimate_xla_step(
         (t1, o1), (t2, o2) = per_model[key] = _compile_xla_step(
             model, training, x_specs, y_specs, loss_fn, opt, (b1, b2), notes
         )
-    bt = (t2 - t1) / (b2 - b1)
-    bo = (o2 - o1) / (b2 - b1)
+    bt = (t2 - t1) / (b2 - b1) if b2 != b1 else 0.0
+    bo = (o2 - o1) / (b2 - b1) if b2 != b1 else 0.0
     temp = (t1 - bt * b1, bt)
     outs = (o1 - bo * b1, bo)
 

@@ -154,6 +154,9 @@ class Footprint:
     replicas: int = 1
     #: Other schedules of the same step (``PeakScenario``), in the per-device batch.
     scenarios: tuple[PeakScenario, ...] = ()
+    #: The only batch the model runs at (a stateful RNN's state fixes it), or
+    #: ``None``.  Its lines are flat: nothing was traced at another batch.
+    fixed_batch: int | None = None
 
     def __post_init__(self) -> None:
         _check_batch_size(self.batch_size)
@@ -163,6 +166,10 @@ class Footprint:
         labels = [s.label for s in self.scenarios]
         if len(set(labels)) != len(labels):
             raise ValueError(f"scenario labels must be unique, got {labels}")
+        if self.fixed_batch is not None and self.fixed_batch != self.batch_size:
+            raise ValueError(
+                f"fixed_batch {self.fixed_batch} must be the batch_size, {self.batch_size}"
+            )
 
     # -- the numbers -----------------------------------------------------
     @property
@@ -271,9 +278,16 @@ class Footprint:
         """The same model at another batch size, without tracing again.
 
         ``batch_size`` means what ``estimate`` took: the global batch, split
-        over ``replicas`` devices as before.
+        over ``replicas`` devices as before.  A model with a ``fixed_batch``
+        has no other batch to move to.
         """
         _check_batch_size(batch_size)
+        if self.fixed_batch is not None and int(batch_size) != self.fixed_batch:
+            raise ValueError(
+                f"{self.model_name!r} runs at batch {self.fixed_batch} only (a stateful "
+                f"layer's state fixes it), so it has no footprint at batch {batch_size}; "
+                "build the model with batch_shape=(n, ...) and estimate that"
+            )
         return dataclasses.replace(self, batch_size=int(batch_size))
 
     def with_overhead(self, items: Sequence[OverheadItem]) -> Footprint:
@@ -303,7 +317,8 @@ class Footprint:
         device overhead) instead: the batch that fits whichever schedule
         TF's threads take, not only the estimate's.  With ``replicas`` > 1
         this is the largest global batch whose per-device share fits a card
-        of ``memory_bytes``.
+        of ``memory_bytes``.  A model with a ``fixed_batch`` fits at that
+        batch or not at all.
         """
         if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, (int, float)):
             raise TypeError("memory_bytes must be a number of bytes, e.g. 16 * 2**30")
@@ -319,6 +334,8 @@ class Footprint:
                 return self.at(n).total_range[1] <= memory_bytes
         else:
             raise ValueError(f'schedule must be "estimate" or "top", got {schedule!r}')
+        if self.fixed_batch is not None:
+            return self.fixed_batch if fits(self.fixed_batch) else 0
         if not fits(1):
             return 0
         # Every schedule's peak grows with the batch: double, then bisect.

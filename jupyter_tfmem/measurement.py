@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .shapes import normalize_shapes
+from .shapes import normalize_shapes, stateful_batch
 
 __all__ = [
     "DEFAULT_LOSS",
@@ -468,6 +468,7 @@ def measure(
     _check_common(batch_size, runs, timeout)
     shapes = _json_shapes(input_shapes)
     _check_model(model, shapes)
+    stateful_batch(model, int(batch_size))
     spec = _base_spec(batch_size, training, optimizer, loss, precision, device)
     spec["imports"] = [str(m) for m in imports]
     spec["input_shapes"] = shapes

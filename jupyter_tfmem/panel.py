@@ -165,6 +165,13 @@ class FootprintPanel:
             )
         elif not footprint.training:
             self.optimizer_select.disabled = True
+        if footprint.fixed_batch is not None:
+            # a stateful layer's state is shaped for this batch: there is no other
+            for w in (self.batch_slider, self.batch_text, self.fit_button, self.fit_top_button):
+                w.disabled = True
+            self.batch_slider.tooltip = (
+                f"A stateful layer fixes this model's batch at {footprint.fixed_batch}"
+            )
 
         self.batch_slider.observe(self._on_batch, names="value")
         self.batch_text.observe(self._on_batch_text, names="value")

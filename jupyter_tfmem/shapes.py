@@ -1,4 +1,5 @@
-"""Shapes a user gives for a model's inputs or targets (without the batch dimension).
+"""Shapes a user gives for a model's inputs or targets (without the batch
+dimension), and the batch a stateful model is bound to.
 
 Shared by ``estimate`` and ``measure`` so that both accept and refuse the
 same things with the same words; it imports nothing heavy, as
@@ -66,3 +67,29 @@ def normalize_shapes(
         kind = ("input" if what == "input" else "output") + ("" if expected == 1 else "s")
         raise ValueError(f"the model has {expected} {kind} but {len(out)} {what} shapes were given")
     return out
+
+
+def stateful_batch(model: Any, batch_size: int, replicas: int = 1) -> tuple[int, str] | None:
+    """The batch a stateful layer's state fixes, and that layer's name (None if none).
+
+    A stateful RNN keeps its last state in variables shaped ``(batch,
+    units)``, and Keras refuses to run it at any other batch, so asking for
+    another (``batch_size`` per device, over ``replicas``) is a ValueError
+    that says which batch to ask for.
+    """
+    for layer in model._flatten_layers(include_self=False, recursive=True):
+        if getattr(layer, "stateful", False) is not True:
+            continue
+        for state in getattr(layer, "states", None) or ():
+            dims = tuple(state.shape)
+            if dims and dims[0] is not None:
+                fixed = int(dims[0])
+                if batch_size != fixed:
+                    each = " on each device" if replicas > 1 else ""
+                    raise ValueError(
+                        f"{model.name!r} has a stateful layer ({layer.name!r}) whose state "
+                        f"fixes the batch at {fixed}{each}: use batch_size={fixed * replicas} "
+                        "(for another batch, build the model with batch_shape=(n, ...))"
+                    )
+                return fixed, layer.name
+    return None

@@ -827,3 +827,49 @@ def test_a_float8_trained_model_is_estimated_though_grappler_cannot_export_it():
     fp = jt.estimate(model, 16)
     weights = sum(int(np.prod(w.shape)) * np.dtype(w.dtype).itemsize for w in model.weights)
     assert fp.peak_bytes > weights
+
+
+def _stateful(batch, jit=False):
+    inp = keras.Input(batch_shape=(batch, 20, 8))
+    x = keras.layers.GRU(16, stateful=True, return_sequences=True)(inp)
+    x = keras.layers.Bidirectional(keras.layers.LSTM(8, stateful=True))(x)
+    model = keras.Model(inp, keras.layers.Dense(3)(x))
+    if jit:
+        model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    for i, state in enumerate(_states(model)):
+        state.assign(np.full(state.shape, 0.25 * (i + 1), "float32"))  # a carried state
+    return model
+
+
+def _states(model):
+    return [s for layer in model._flatten_layers() for s in getattr(layer, "states", None) or ()]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_stateful_model_is_estimated_at_its_own_batch_and_no_other(jit):
+    """Its state variables are shaped for one batch, which Keras alone runs it at:
+    the estimate traced a second batch and failed with Keras's own error."""
+    model = _stateful(8, jit)
+    before = _state(model)
+    states = [s.numpy().copy() for s in _states(model)]
+    fp = jt.estimate(model, 8)
+    assert fp.fixed_batch == 8 and fp.peak_bytes > 0
+    assert any("stateful layer" in note for note in fp.notes)
+    assert fp.at(8).total_bytes == fp.total_bytes
+    with pytest.raises(ValueError, match="runs at batch 8 only"):
+        fp.at(9)
+    assert fp.max_batch_size(fp.total_bytes) == 8 and fp.max_batch_size(fp.total_bytes - 1) == 0
+    inference = jt.estimate(model, 8, training=False)
+    assert inference.fixed_batch == 8 and inference.peak_bytes < fp.peak_bytes
+    for bad in (16, 1):
+        with pytest.raises(ValueError, match="fixes the batch at 8: use batch_size=8"):
+            jt.estimate(model, bad)
+    with pytest.raises(ValueError, match="at 8 on each device: use batch_size=16"):
+        jt.estimate(model, 8, replicas=2)
+    with pytest.raises(ValueError, match="use batch_size=8"):
+        jt.measure(model, 4)
+    _same(before, _state(model))
+    after = [s.numpy() for s in _states(model)]
+    assert all(np.array_equal(a, b) for a, b in zip(states, after, strict=True))
+    if not jit:  # batch 1, which other models trace at two larger batches
+        assert jt.estimate(_stateful(1), 1).fixed_batch == 1

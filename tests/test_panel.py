@@ -433,3 +433,14 @@ def test_real_model_selectors_and_slider():
     assert panel.footprint.categories["gradients"].bytes == 0
     panel.export_button.value = True
     assert exported(panel) == panel.footprint.to_markdown()
+
+
+def test_a_fixed_batch_disables_every_batch_control():
+    """A stateful model's footprint has no other batch (``at`` refuses one)."""
+    fp = dataclasses.replace(make_footprint(32), fixed_batch=32)
+    panel = FootprintPanel(fp, gpu=parse_gpu("T4"))
+    controls = (panel.batch_slider, panel.batch_text, panel.fit_button, panel.fit_top_button)
+    assert all(w.disabled for w in controls)
+    assert "fixes this model's batch at 32" in panel.batch_slider.tooltip
+    assert "runs at batch 32 only" in panel.notes.value
+    assert not FootprintPanel(make_footprint(32)).batch_slider.disabled

@@ -419,3 +419,30 @@ def test_any_layer_name_renders_as_itself_in_one_cell(name):
     assert set(table.tags) <= {"table", "thead", "tbody", "tr", "th", "td"}
     # markdown-it also strips the spaces around a cell's text and maps NUL to U+FFFD
     assert table.rows[2][0] == clean_text(name).replace("\x00", "\ufffd").strip()
+
+
+def test_a_fixed_batch_footprint_offers_no_other_batch_in_any_view():
+    """A stateful model runs at one batch: no view may move it or quote another."""
+    from jupyter_tfmem.views.text import headline_sentences
+
+    fp = dataclasses.replace(make_footprint(32), fixed_batch=32)
+    with pytest.raises(ValueError, match="fixed_batch 8 must be the batch_size, 32"):
+        dataclasses.replace(make_footprint(32), fixed_batch=8)
+    with pytest.raises(ValueError, match="runs at batch 32 only"):
+        fp.at(64)
+    assert fp.to_dict()["fixed_batch"] == 32 and make_footprint().to_dict()["fixed_batch"] is None
+    big, small = custom_gpu(fp.total_bytes), custom_gpu(fp.total_bytes - 1)
+    assert (fp.max_batch_size(big.memory_bytes), fp.max_batch_size(small.memory_bytes)) == (32, 0)
+    q1 = memory_notes(fp, big)[0][1]
+    assert "runs at batch 32 only" in q1
+    assert "per extra sample" not in q1 and "Largest batch" not in q1
+    assert "per extra sample" in memory_notes(make_footprint(32), big)[0][1]
+    fits, short = headline_sentences(fp, big)[1], headline_sentences(fp, small)[1]
+    assert fits.startswith("Fits on") and short.startswith("Does not fit")
+    assert "Largest batch" not in fits + short and "Not even batch 1" not in short
+    cards = headline_sentences(fp)[1]
+    assert cards.startswith("Batch 32, the only one it runs, fits on ")
+    assert re.search(r"T4 16 GB: (yes|no), ", cards)
+    # every view renders
+    assert "runs at batch 32 only" in footprint_to_html(fp, big)
+    assert fp.to_markdown() == footprint_to_markdown(fp)

@@ -18,6 +18,9 @@ without ``scenarios`` has one schedule: the range is ``peak_bytes`` twice.
 every figure is one device's, and the arithmetic above runs at the device's
 share ``ceil(batch / replicas)`` (``device_batch_size``), as ``Footprint.at``
 does.  A report without ``replicas`` means 1.
+
+``fixed_batch`` (null when absent) is the only batch the model runs at, a
+stateful layer's: its lines are flat, and the renderer shows that batch only.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def footprint_to_dict(fp: Footprint) -> dict[str, Any]:
         "batch_size": fp.batch_size,
         "replicas": fp.replicas,
         "device_batch_size": fp.device_batch_size,
+        "fixed_batch": fp.fixed_batch,
         "training": fp.training,
         "optimizer": fp.optimizer,
         "precision": fp.precision,

@@ -320,6 +320,8 @@ def fit_sentence(fp: Footprint, gpu: Gpu) -> str:
         if shows_range(fp) and low <= s.gpu_bytes:
             verdict += f", though the bottom of TF's range ({format_bytes(low)}) would fit"
     verdict += "."
+    if fp.fixed_batch is not None:  # the verdict is about its only batch
+        return verdict
     largest = max_batch_phrase(s.max_batch)
     if s.max_batch and s.max_batch < MAX_BATCH_SIZE_CAP:
         top = fp.max_batch_size(s.gpu_bytes, schedule="top")
@@ -344,7 +346,10 @@ def reference_cards_sentence(fp: Footprint) -> str:
     parts = []
     for name in REFERENCE_GPUS:
         gpu = parse_gpu(name)
-        parts.append(f"{name}: {fp.max_batch_size(gpu.memory_bytes)}")
+        fit = fp.max_batch_size(gpu.memory_bytes)
+        parts.append(f"{name}: {('yes' if fit else 'no') if fp.fixed_batch else fit}")
+    if fp.fixed_batch is not None:
+        return f"Batch {fp.fixed_batch}, the only one it runs, fits on " + ", ".join(parts) + "."
     return "Largest batch that fits: " + ", ".join(parts) + "."
 
 
@@ -419,10 +424,16 @@ def memory_notes(fp: Footprint, gpu: Gpu | None = None) -> list[tuple[str, str]]
     fixed = [cat for cat, v in c.items() if not v.grows_with_batch and v.bytes]
     grow_sum = sum(c[cat].bytes for cat in growing)
     fixed_sum = sum(c[cat].bytes for cat in fixed)
-    per_sample = fp.at(n + 1).total_bytes - fp.total_bytes
-    doubled = fp.at(2 * n)
 
-    if growing:
+    if fp.fixed_batch is not None:
+        q1 = (
+            f"This model runs at batch {n} only: a stateful layer keeps its state for that "
+            f"batch, so there is no other batch size to compare. At batch {n}: "
+            f"{_listing(fp, growing + fixed)} ({format_bytes(grow_sum + fixed_sum)} together)."
+        )
+    elif growing:
+        per_sample = fp.at(n + 1).total_bytes - fp.total_bytes
+        doubled = fp.at(2 * n)
         q1 = (
             f"At batch {n}, these grow with the batch size: {_listing(fp, growing)} "
             f"({format_bytes(grow_sum)} together, about {format_bytes(per_sample)} per extra "
@@ -435,7 +446,7 @@ def memory_notes(fp: Footprint, gpu: Gpu | None = None) -> list[tuple[str, str]]
             f"Nothing in this estimate grows with the batch size; all "
             f"{format_bytes(fixed_sum)} is fixed."
         )
-    if gpu is not None:
+    if gpu is not None and fp.fixed_batch is None:
         q1 += " " + max_batch_phrase(fp.max_batch_size(gpu.memory_bytes)).replace(
             "Largest batch that fits", f"Largest batch on a {clean_text(gpu.name)}"
         )

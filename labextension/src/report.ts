@@ -76,6 +76,8 @@ export interface IReport {
   replicas: number;
   /** Other schedules of the step; none in reports saved before they existed. */
   scenarios: IScenario[];
+  /** The only batch the model runs at (a stateful layer's), or null. */
+  fixedBatch: number | null;
 }
 
 export interface ICategoryAt {
@@ -305,6 +307,12 @@ export function parseReport(data: unknown): IReport {
   if (!Number.isInteger(replicas) || replicas < 1) {
     throw new ReportError('"replicas" should be a positive integer');
   }
+  const rawFixed = field(data, 'fixed_batch');
+  const fixedBatch =
+    rawFixed === undefined || rawFixed === null ? null : num(rawFixed, '"fixed_batch"');
+  if (fixedBatch !== null && fixedBatch !== batchSize) {
+    throw new ReportError('"fixed_batch" should be null or the "batch_size"');
+  }
   const optimizer = field(data, 'optimizer');
   return {
     modelName: str(data, 'model_name', 'model'),
@@ -319,7 +327,8 @@ export function parseReport(data: unknown): IReport {
     overhead,
     notes: notes.filter(note => note.length > 0),
     replicas,
-    scenarios
+    scenarios,
+    fixedBatch
   };
 }
 
@@ -438,6 +447,10 @@ export function scenarioBytes(scenario: IScenario, n: number): number {
  * does: every figure is one device's, at its share of the batch.
  */
 export function reportAt(report: IReport, batch: number): IReportAt {
+  // A stateful model has no other batch: Python's ``at()`` refuses one.
+  if (report.fixedBatch !== null) {
+    batch = report.fixedBatch;
+  }
   const n = Math.ceil(batch / report.replicas);
   let line = report.lines[0];
   let best = line.a + line.b * n;

@@ -189,6 +189,14 @@ export class ReportView extends Widget {
     controls.appendChild(copy);
     this._status = el('span', 'jp-tfmem-copy-status', '', { 'aria-live': 'polite' });
     controls.appendChild(this._status);
+    if (report.fixedBatch !== null) {
+      // a stateful layer's state is shaped for this batch: there is no other
+      const why = `A stateful layer fixes this model's batch at ${report.fixedBatch}`;
+      for (const input of [this._slider!, this._number!, reset]) {
+        input.disabled = true;
+        input.title = why;
+      }
+    }
     this.node.appendChild(controls);
 
     this._live = el('div', 'jp-tfmem-live');

@@ -411,3 +411,24 @@ def test_malformed_scenarios_are_report_errors(node_report: Path) -> None:
         assert isinstance(got, dict), f"accepted: {message}"
         assert got["error"].startswith(message), got["error"]
         assert "<img" not in got["error"]  # the message never quotes a label
+
+
+def test_a_fixed_batch_report_stays_at_its_batch(node_report: Path) -> None:
+    """A stateful model's report: every batch asked for gives Python's figures at its
+    own batch (``at`` refuses others), and a ``fixed_batch`` that is not the
+    ``batch_size`` is refused, as ``Footprint`` refuses it."""
+    fp = with_schedules(dataclasses.replace(make_footprint(32), fixed_batch=32))
+    got = run_node(node_report, [{"data": fp.to_dict(), "batches": [1, 32, 33, 1000]}])[0]
+    check(fp, [got[1]])
+    assert [row["n"] for row in got] == [1, 32, 33, 1000]
+    for row in got:
+        assert {k: v for k, v in row.items() if k != "n"} == {
+            k: v for k, v in got[1].items() if k != "n"
+        }
+    cases = []
+    for bad in (8, "32", 0.5):
+        data = fp.to_dict()
+        data["fixed_batch"] = bad
+        cases.append({"data": data, "batches": [32]})
+    for got in run_node(node_report, cases):
+        assert isinstance(got, dict) and '"fixed_batch"' in got["error"], got

@@ -7,6 +7,8 @@ and a layer or schedule named ``<img src=x onerror=alert(1)>`` must stay text.
 
 from __future__ import annotations
 
+import dataclasses
+
 import nbformat
 import pytest
 from conftest import HOSTILE_NAME, make_footprint
@@ -134,3 +136,23 @@ def test_malformed_report_shows_a_message(lab_page, lab_server):
     expect(page.locator(REPORT).locator(".jp-tfmem-live")).to_have_count(0)
     assert page.locator('img[src="x"]').count() == 0
     assert watch.dialogs == []
+
+
+def test_a_stateful_models_report_has_no_batch_to_move_to(lab_page, lab_server):
+    """``fixed_batch``: the slider, the number and the reset are disabled, and say why."""
+    page, watch = lab_page
+    fp = dataclasses.replace(make_footprint(batch_size=8), fixed_batch=8)
+    output = nbformat.v4.new_output("display_data", data=mime_bundle(fp))
+    cells = [nbformat.v4.new_code_cell("%tfmem stateful --batch 8", outputs=[output])]
+    write_notebook(lab_server.root / "stateful_report.ipynb", cells, kernel=False)
+    open_notebook(page, lab_server.lab_url("stateful_report.ipynb"), "stateful_report.ipynb")
+    choose_no_kernel(page)
+    report = page.locator(REPORT)
+    expect(report).to_have_count(1)
+    expect_report_at(report, fp)
+    for control in ("input.jp-tfmem-slider", "input.jp-tfmem-batch-input", ".jp-tfmem-reset"):
+        expect(report.locator(control)).to_be_disabled()
+        expect(report.locator(control)).to_have_attribute(
+            "title", "A stateful layer fixes this model's batch at 8"
+        )
+    assert watch.dialogs == [] and not [e for e in watch.errors if "tfmem" in e.lower()]
