@@ -269,6 +269,30 @@ inference), CTC +1.9% and -3.1%.  The int4 MLP's weights are unpacked and
 dequantized in every step by chains that do not depend on the input, and
 how many of them TF runs side by side is a race (-12.0% and -26.5% once
 transposes that move the innermost axis were timed per element).
+
+Session 43 wrote seven more, thirteen cases, from what users do that no
+earlier round did: convolutions under ``keras.RematScope``, two stateful
+GRUs (their state variables fix the batch), ``keras.layers.RNN`` over a cell
+written as a user would, uint8 images rescaled inside the model, a
+two-headed CNN compiled with a dict of losses (focal, Huber) and
+``loss_weights``, and a CNN compiled with ``steps_per_execution=8``.
+Estimated with session 42's final code (3174db2) before any change for them,
+against 3 fresh runs each on the AMD EPYC (7 where they spread over 5%): the
+stateful GRUs could not be estimated at all (the estimate traced a second
+batch, which their state refuses); with that fixed, -0.2% at batch 32,
+-34.3% at batch 8 (TF's runs 4.6 to 8.5 MiB) and +5.8% in inference.  The
+rest: remat -0.7% and +4.8%, the user-written cell -9.3% at batch 32 and
+-38.9% at 8, uint8 -2.3% and +1.3% (inference at 128), the two heads +5.0%
+and -13.0% (TF's runs at 128: 49.4 to 57.4 MiB), ``steps_per_execution``
++37.0% and +37.2% (TF's runs 43.1 to 59.2 and 172.3 to 236.4 MiB, both
+modes of a race the estimate's range spans; the same CNN without
+``steps_per_execution`` gave 59.2, 43.1 and 43.1 at batch 32).  At batch 8
+both recurrent models lose to the backward loops' run-ahead (TF's profile
+of the stateful GRUs: 6.0 MiB of recurrent-kernel gradient products, 32
+iterations' worth, alive at its peak).  Keras's ``RematScope(mode="full")``
+was also tried on Dense layers: Keras's own ``train_on_batch`` fails on it
+in TF ("The custom_gradient decorator currently supports keywords arguments
+only when eager execution is enabled"), so it is not a case.
 """
 
 from __future__ import annotations
