@@ -27,6 +27,8 @@ from .shapes import parse_shape
 PROG = "tfmem"
 DEMO = "demo"
 
+#: the batch estimated when --batch is not given (a stateful model's own instead)
+DEFAULT_BATCH = 32
 #: Largest batch size accepted: beyond it no model fits on any card, and a
 #: larger number is far more likely a typo (an extra zero) than a plan.
 MAX_BATCH = 2**24
@@ -172,9 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
         "-b",
         "--batch",
         type=parse_batch_size,
-        default=32,
+        default=None,
         metavar="N",
-        help="batch size to estimate (default: 32)",
+        help=f"batch size to estimate (default: {DEFAULT_BATCH}, or the batch a stateful "
+        "model's state fixes)",
     )
     parser.add_argument(
         "--optimizer",
@@ -366,6 +369,8 @@ def _run(args: argparse.Namespace, gpu: tuple[str, int] | None) -> str:
 
         helper_process.start()  # it imports TF while the model loads
         source = _load(args, training)
+        if args.batch is None:
+            args.batch = _default_batch(source, args.replicas)
         if args.gpu is not None and gpu is None:
             gpu = _parse_gpu(args.gpu)  # "local": TF is imported now
         fp = _estimate(source, args, training)
@@ -473,6 +478,15 @@ def _check_loss(name: str | None) -> None:
         ) from None
 
 
+def _default_batch(source: _Source, replicas: int) -> int:
+    """32, or the batch a stateful Keras model's state fixes (it runs at no other)."""
+    if source.format == "savedmodel":
+        return DEFAULT_BATCH
+    from .shapes import default_batch
+
+    return default_batch(source.model, DEFAULT_BATCH, replicas)
+
+
 def _estimate(source: _Source, args: argparse.Namespace, training: bool) -> Any:
     import jupyter_tfmem
 
@@ -548,7 +562,9 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
     top = fp.max_batch_size(memory, schedule="top")
     fits = need <= memory
     verdict = "fits" if fits else "does NOT fit"
-    if largest == 0:
+    if fp.fixed_batch is not None:
+        tail = f"a stateful layer fixes the batch at {fp.fixed_batch}"
+    elif largest == 0:
         tail = "not even batch 1 fits"
     elif largest >= MAX_BATCH_SIZE_CAP:
         tail = "any batch size fits (nothing in this estimate grows with the batch)"

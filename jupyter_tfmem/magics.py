@@ -25,7 +25,7 @@ import jupyter_tfmem as api
 from .estimator import OPTIMIZER_NAMES, PRECISION_POLICIES
 from .gpus import DEFAULT_GPU_NAME, Gpu, default_gpu, parse_gpu
 from .panel import FootprintPanel
-from .shapes import parse_shape
+from .shapes import default_batch, parse_shape
 from .views.text import escape_markdown, measurement_sentence
 
 DEFAULT_BATCH_SIZE = 32
@@ -123,8 +123,9 @@ class TfmemMagics(Magics):
         "-b",
         "--batch",
         type=_batch_size,
-        default=DEFAULT_BATCH_SIZE,
-        help=f"Batch size of the step (default {DEFAULT_BATCH_SIZE}).",
+        default=None,
+        help=f"Batch size of the step (default {DEFAULT_BATCH_SIZE}, or the batch a "
+        "stateful model's state fixes).",
     )
     @argument(
         "-o",
@@ -276,6 +277,12 @@ class TfmemMagics(Magics):
         args: Any,
         heading: bool = False,
     ) -> None:
+        if settings["batch_size"] is None:
+            replicas = settings.get("replicas", 1)
+            batch = DEFAULT_BATCH_SIZE
+            if _is_keras_model(model):  # else estimate() says what it needs
+                batch = default_batch(model, DEFAULT_BATCH_SIZE, replicas)
+            settings = {**settings, "batch_size": batch}
         fp = self._estimate(label, model, settings)
         measurement = self._measure(label, model, settings) if args.measure else None
         if args.markdown:

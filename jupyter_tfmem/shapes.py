@@ -69,13 +69,11 @@ def normalize_shapes(
     return out
 
 
-def stateful_batch(model: Any, batch_size: int, replicas: int = 1) -> tuple[int, str] | None:
+def fixed_batch(model: Any) -> tuple[int, str] | None:
     """The batch a stateful layer's state fixes, and that layer's name (None if none).
 
     A stateful RNN keeps its last state in variables shaped ``(batch,
-    units)``, and Keras refuses to run it at any other batch, so asking for
-    another (``batch_size`` per device, over ``replicas``) is a ValueError
-    that says which batch to ask for.
+    units)``, and Keras refuses to run it at any other batch.
     """
     for layer in model._flatten_layers(include_self=False, recursive=True):
         if getattr(layer, "stateful", False) is not True:
@@ -83,13 +81,26 @@ def stateful_batch(model: Any, batch_size: int, replicas: int = 1) -> tuple[int,
         for state in getattr(layer, "states", None) or ():
             dims = tuple(state.shape)
             if dims and dims[0] is not None:
-                fixed = int(dims[0])
-                if batch_size != fixed:
-                    each = " on each device" if replicas > 1 else ""
-                    raise ValueError(
-                        f"{model.name!r} has a stateful layer ({layer.name!r}) whose state "
-                        f"fixes the batch at {fixed}{each}: use batch_size={fixed * replicas} "
-                        "(for another batch, build the model with batch_shape=(n, ...))"
-                    )
-                return fixed, layer.name
+                return int(dims[0]), layer.name
     return None
+
+
+def stateful_batch(model: Any, batch_size: int, replicas: int = 1) -> tuple[int, str] | None:
+    """``fixed_batch(model)``, after checking that ``batch_size`` (per device,
+    over ``replicas``) is that batch: a ValueError says which to ask for."""
+    fixed = fixed_batch(model)
+    if fixed is not None and batch_size != fixed[0]:
+        each = " on each device" if replicas > 1 else ""
+        raise ValueError(
+            f"{model.name!r} has a stateful layer ({fixed[1]!r}) whose state fixes the batch "
+            f"at {fixed[0]}{each}: use batch_size={fixed[0] * replicas} (for another batch, "
+            "build the model with batch_shape=(n, ...))"
+        )
+    return fixed
+
+
+def default_batch(model: Any, default: int, replicas: int = 1) -> int:
+    """The batch to estimate when none is asked for: a stateful model's own
+    (over ``replicas`` devices), since it runs at no other; else ``default``."""
+    fixed = fixed_batch(model)
+    return fixed[0] * replicas if fixed is not None else default

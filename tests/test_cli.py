@@ -801,7 +801,7 @@ def test_parser_raises_only_usage_errors(argv):
     except SystemExit as exc:  # only --help / --version may exit
         assert exc.code == 0
         return
-    assert 1 <= args.batch <= cli.MAX_BATCH
+    assert args.batch is None or 1 <= args.batch <= cli.MAX_BATCH  # None: chosen once loaded
 
 
 def test_real_dynamic_sequence_model_needs_input_shape(tmp_path, capsys):
@@ -832,3 +832,24 @@ def test_real_dynamic_sequence_model_needs_input_shape(tmp_path, capsys):
     code, _, err = run([str(path), "--input-shape", "16", "--input-shape", "3"], capsys)
     assert code == 1
     assert_one_line_error(err, "input")
+
+
+def test_a_stateful_models_file_is_estimated_at_its_own_batch(tmp_path, capsys):
+    """No --batch: the batch its state fixes, not 32; another is a one-line error."""
+    import keras
+
+    inp = keras.Input(batch_shape=(8, 12, 4))
+    model = keras.Model(inp, keras.layers.GRU(6, stateful=True)(inp), name="stateful")
+    model.compile(optimizer="sgd", loss="mse")
+    path = tmp_path / "stateful.keras"
+    model.save(path)
+    code, out, err = run([str(path), "--json", "--gpu", "T4"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["batch_size"] == report["fixed_batch"] == 8
+    code, out, err = run([str(path), "--gpu", "T4"], capsys)
+    assert code == 0, err
+    assert ": batch 8 fits" in out and "a stateful layer fixes the batch at 8" in out
+    code, out, err = run([str(path), "--batch", "32"], capsys)
+    assert code == 1 and out == ""
+    assert "fixes the batch at 8: use batch_size=8" in err and len(err.strip().splitlines()) == 1

@@ -424,3 +424,19 @@ def test_shapes_reach_estimate_and_measure_and_bad_ones_are_usage_errors(
         with pytest.raises(UsageError, match=needle):
             shell.run_line_magic("tfmem", f"model {flags}")
     assert len(estimates) == 2  # none of those estimated
+
+
+def test_a_stateful_model_is_estimated_at_its_own_batch_unless_another_is_asked(shell, estimates):
+    """Without --batch, a stateful model's own batch (it runs at no other), on
+    each device with --replicas; another batch is a UsageError naming it."""
+    assert shell.run_cell(
+        "inp = keras.Input(batch_shape=(8, 12, 4))\n"
+        "smodel = keras.Model(inp, keras.layers.GRU(6, stateful=True)(inp))"
+    ).success
+    shell.run_line_magic("tfmem", "smodel --markdown")
+    shell.run_line_magic("tfmem", "smodel --markdown --replicas 2")
+    shell.run_line_magic("tfmem", "model --markdown")
+    assert [c["batch_size"] for c in estimates] == [8, 16, 32]
+    assert estimates[0]["fp"].fixed_batch == 8 and estimates[2]["fp"].fixed_batch is None
+    with pytest.raises(UsageError, match="fixes the batch at 8: use batch_size=8"):
+        shell.run_line_magic("tfmem", "smodel --batch 32")
