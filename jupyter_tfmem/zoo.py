@@ -3141,6 +3141,19 @@ _CASE_LIST += (
     ),
 )
 _CASE_LIST += (
+    ZooCase(
+        "fori_refine_adam",
+        zoo_heldout.fori_refine,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((512,), "float32"),),
+        "a Dense layer applied six times in keras.ops.fori_loop, width 512, batch 32, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("fori_refine_adam", 256),
     _variant("remat_cnn_adam", 16),
     _variant("stateful_gru_rmsprop", 32, infer=True),
     _variant("custom_cell_rnn_adam", 8),

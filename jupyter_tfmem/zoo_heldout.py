@@ -2553,3 +2553,31 @@ def multi_step_cnn() -> Any:
     model = keras.Model(inp, L.Dense(10)(x), name="multi_step_cnn")
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", steps_per_execution=8)
     return model
+
+
+class _Refine:
+    """Holder so the weight-shared refinement layer is defined once Keras is imported."""
+
+    cls: Any = None
+
+
+def fori_refine() -> Any:
+    """A Dense layer applied six times to its own output in
+    ``keras.ops.fori_loop`` (a weight-shared loop, as in iterative
+    refinement), between two Dense layers of width 512."""
+    keras = _keras()
+    L = keras.layers
+    if _Refine.cls is None:
+
+        class Refine(L.Layer):
+            def build(self, input_shape: Any) -> None:
+                self.dense = L.Dense(input_shape[-1], activation="tanh")
+                self.dense.build(input_shape)
+
+            def call(self, x: Any) -> Any:
+                return keras.ops.fori_loop(0, 6, lambda i, h: self.dense(h) + x, x)
+
+        _Refine.cls = Refine
+    inp = keras.Input((512,))
+    x = _Refine.cls()(L.Dense(512)(inp))
+    return keras.Model(inp, L.Dense(10)(x), name="fori_refine")
