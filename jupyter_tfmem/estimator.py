@@ -167,39 +167,17 @@ def estimate(
         loss_fn, loss_desc = _resolve_loss(model, loss, notes)
         y_specs = _target_specs(model, loss_desc, x_specs, target_shapes)
     jit = getattr(model, "jit_compile", False) is True
+    step_args = (model, batch_size, training, x_specs, y_specs, loss_fn, opt, opt_name, notes)
     with _quiet_tf(), _gc_paused():
         try:
             if jit:
-                fp = _estimate_xla_step(
-                    model,
-                    batch_size,
-                    training,
-                    x_specs,
-                    y_specs,
-                    loss_fn,
-                    opt,
-                    opt_name,
-                    notes,
-                    fixed=fixed is not None,
-                )
+                fp = _estimate_xla_step(*step_args, fixed=fixed is not None)
             else:
                 # a stateful model runs at its own batch only, even at batch 1
                 pair = (batch_size, batch_size + 1) if fixed else _trace_batches(batch_size)
                 batches = _BATCHES.set(pair)
                 try:
-                    fp = _estimate_traced(
-                        model,
-                        batch_size,
-                        training,
-                        x_specs,
-                        y_specs,
-                        loss_fn,
-                        opt,
-                        opt_name,
-                        notes,
-                        threads=threads,
-                        fixed=fixed is not None,
-                    )
+                    fp = _estimate_traced(*step_args, threads=threads, fixed=fixed is not None)
                 finally:
                     _BATCHES.reset(batches)
         except (MemoryError, MetricUpdateError):
@@ -222,7 +200,7 @@ def estimate(
             ) from err
         # the estimate's garbage (the traces, the stand-in optimizer) is all
         # in the two youngest generations: only _collect_young ran meanwhile
-        del opt
+        del opt, step_args
         gc.collect(1)
     if precision is not None:
         import dataclasses
