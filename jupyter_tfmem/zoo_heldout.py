@@ -284,8 +284,8 @@ stateful GRUs could not be estimated at all (the estimate traced a second
 batch, which their state refuses); with that fixed, -0.2% at batch 32,
 -34.3% at batch 8 (TF's runs 4.6 to 8.5 MiB) and +5.8% in inference.  The
 rest: remat -0.7% and +4.8%, the user-written cell -9.3% at batch 32 and
--38.9% at 8, uint8 -2.3% and +1.3% (inference at 128), the two heads +5.0%
-and -13.0% (TF's runs at 128: 49.4 to 57.4 MiB), ``steps_per_execution``
+-38.9% at 8, uint8 -2.3% and +1.3% (inference at 128), the two heads +4.9%
+and -13.0% (TF's runs at 128: 49.4 to 69.9 MiB), ``steps_per_execution``
 +37.0% and +37.2% (TF's runs 43.1 to 59.2 and 172.3 to 236.4 MiB, both
 modes of a race the estimate's range spans; the same CNN without
 ``steps_per_execution`` gave 59.2, 43.1 and 43.1 at batch 32).  At batch 8
