@@ -574,7 +574,8 @@ def _fit(fp: Any, gpu: tuple[str, int]) -> dict[str, Any]:
             tail += f" ({top:,} at the top of TF's range)"
     low, high = fp.total_range
     spread = ""
-    if shows_range(fp):
+    # the range is the peak's; next to the total (overhead included) it can round away
+    if shows_range(fp) and format_bytes(low) != format_bytes(high):
         spread = f", {format_bytes(low)} to {format_bytes(high)} over TF's schedules"
     text = (
         f"GPU {name}: batch {fp.batch_size} {verdict} "

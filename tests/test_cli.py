@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -850,6 +851,8 @@ def test_a_stateful_models_file_is_estimated_at_its_own_batch(tmp_path, capsys):
     code, out, err = run([str(path), "--gpu", "T4"], capsys)
     assert code == 0, err
     assert ": batch 8 fits" in out and "a stateful layer fixes the batch at 8" in out
+    # a range wide for this tiny peak rounds away next to the 496 MiB total: not said
+    assert not re.search(r"([\d.,]+ \w+) to \1 over TF's schedules", out), out
     code, out, err = run([str(path), "--batch", "32"], capsys)
     assert code == 1 and out == ""
     assert "fixes the batch at 8: use batch_size=8" in err and len(err.strip().splitlines()) == 1
