@@ -1312,7 +1312,9 @@ def _compile_xla_step(model, training, x_specs, y_specs, loss_fn, opt, batches, 
         )
 
     try:
-        return tuple(at(b) for b in batches)
+        # each batch once: a fixed batch (a stateful model) is asked for twice
+        sized = {b: at(b) for b in dict.fromkeys(batches)}
+        return tuple(sized[b] for b in batches)
     finally:
         # Nothing may keep the compiling optimizer's slots alive after this.
         forget_gradients_since(registered)
