@@ -311,6 +311,11 @@ def _keras() -> Any:
     return keras
 
 
+#: Classes the builders define once Keras is imported, by name: each is
+#: defined once per process, so every model a builder makes shares it.
+_CLASSES: dict[str, Any] = {}
+
+
 def conv3d_video() -> Any:
     """Two Conv3D layers on 8 frames of 32x32 RGB."""
     keras = _keras()
@@ -2286,18 +2291,12 @@ def rmsnorm_swiglu_decoder() -> Any:
     return keras.Model(inp, out, name="rmsnorm_swiglu_decoder")
 
 
-class _ResidualMLP:
-    """Holder so the subclassed model's class is defined once Keras is imported."""
-
-    cls: Any = None
-
-
 def subclassed_residual_mlp() -> Any:
     """A subclassed model: six residual Dense blocks with LayerNorm over 256
     features, built by calling it once."""
     keras = _keras()
     L = keras.layers
-    if _ResidualMLP.cls is None:
+    if "ResidualMLP" not in _CLASSES:
 
         class ResidualMLP(keras.Model):
             def __init__(self, **kwargs: Any) -> None:
@@ -2315,8 +2314,8 @@ def subclassed_residual_mlp() -> Any:
                     x = x + down(up(norm(x)))
                 return self.head(x)
 
-        _ResidualMLP.cls = ResidualMLP
-    model = _ResidualMLP.cls(name="subclassed_residual_mlp")
+        _CLASSES["ResidualMLP"] = ResidualMLP
+    model = _CLASSES["ResidualMLP"](name="subclassed_residual_mlp")
     model(keras.ops.zeros((1, 256)))
     return model
 
@@ -2384,18 +2383,12 @@ def channels_first_cnn() -> Any:
     return keras.Model(inp, L.Dense(10, activation="softmax")(x), name="channels_first_cnn")
 
 
-class _Sampling:
-    """Holder so the VAE's sampling layer is defined once Keras is imported."""
-
-    cls: Any = None
-
-
 def kl_vae() -> Any:
     """A functional convolutional VAE on 28 x 28 images: its sampling layer
     draws from a seed generator and adds the KL divergence with ``add_loss``."""
     keras = _keras()
     L = keras.layers
-    if _Sampling.cls is None:
+    if "Sampling" not in _CLASSES:
 
         class Sampling(L.Layer):
             def __init__(self, **kwargs: Any) -> None:
@@ -2410,12 +2403,12 @@ def kl_vae() -> Any:
                 noise = keras.random.normal(ops.shape(mean), seed=self.seed)
                 return mean + ops.exp(0.5 * log_var) * noise
 
-        _Sampling.cls = Sampling
+        _CLASSES["Sampling"] = Sampling
     inp = keras.Input((28, 28, 1))
     x = L.Conv2D(32, 3, 2, padding="same", activation="relu")(inp)
     x = L.Conv2D(64, 3, 2, padding="same", activation="relu")(x)
     x = L.Dense(64, activation="relu")(L.Flatten()(x))
-    z = _Sampling.cls()([L.Dense(16)(x), L.Dense(16)(x)])
+    z = _CLASSES["Sampling"]()([L.Dense(16)(x), L.Dense(16)(x)])
     x = L.Reshape((7, 7, 64))(L.Dense(7 * 7 * 64, activation="relu")(z))
     x = L.Conv2DTranspose(64, 3, 2, padding="same", activation="relu")(x)
     x = L.Conv2DTranspose(32, 3, 2, padding="same", activation="relu")(x)
@@ -2468,18 +2461,12 @@ def stateful_gru_b8() -> Any:
     return _stateful_gru(8)
 
 
-class _GatedCell:
-    """Holder so the user-written cell is defined once Keras is imported."""
-
-    cls: Any = None
-
-
 def custom_cell_rnn() -> Any:
     """Two ``keras.layers.RNN`` over 120 steps of a cell written as a user
     would: one gate and a candidate from one fused product per input."""
     keras = _keras()
     L = keras.layers
-    if _GatedCell.cls is None:
+    if "GatedCell" not in _CLASSES:
 
         class GatedCell(L.Layer):
             def __init__(self, units: int, **kwargs: Any) -> None:
@@ -2502,10 +2489,10 @@ def custom_cell_rnn() -> Any:
                 new = gate * h + (1 - gate) * ops.tanh(cand)
                 return new, [new]
 
-        _GatedCell.cls = GatedCell
+        _CLASSES["GatedCell"] = GatedCell
     inp = keras.Input((120, 32))
-    x = L.RNN(_GatedCell.cls(128), return_sequences=True)(inp)
-    x = L.RNN(_GatedCell.cls(64))(x)
+    x = L.RNN(_CLASSES["GatedCell"](128), return_sequences=True)(inp)
+    x = L.RNN(_CLASSES["GatedCell"](64))(x)
     return keras.Model(inp, L.Dense(10)(x), name="custom_cell_rnn")
 
 
@@ -2560,19 +2547,13 @@ def multi_step_cnn() -> Any:
     return model
 
 
-class _Refine:
-    """Holder so the weight-shared refinement layer is defined once Keras is imported."""
-
-    cls: Any = None
-
-
 def fori_refine() -> Any:
     """A Dense layer applied six times to its own output in
     ``keras.ops.fori_loop`` (a weight-shared loop, as in iterative
     refinement), between two Dense layers of width 512."""
     keras = _keras()
     L = keras.layers
-    if _Refine.cls is None:
+    if "Refine" not in _CLASSES:
 
         class Refine(L.Layer):
             def build(self, input_shape: Any) -> None:
@@ -2582,7 +2563,7 @@ def fori_refine() -> Any:
             def call(self, x: Any) -> Any:
                 return keras.ops.fori_loop(0, 6, lambda i, h: self.dense(h) + x, x)
 
-        _Refine.cls = Refine
+        _CLASSES["Refine"] = Refine
     inp = keras.Input((512,))
-    x = _Refine.cls()(L.Dense(512)(inp))
+    x = _CLASSES["Refine"]()(L.Dense(512)(inp))
     return keras.Model(inp, L.Dense(10)(x), name="fori_refine")
