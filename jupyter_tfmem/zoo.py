@@ -3162,6 +3162,102 @@ _CASE_LIST += (
     _variant("multi_step_cnn_adam", 128),
 )
 
+# Session 44: pixel shuffle, a top-k mixture of experts, keras.ops.scan, a
+# graph convolution, Perceiver latents, axial attention, ignore_class, and
+# stochastic depth with keras.ops.cond (zoo_heldout.py).
+_CASE_LIST += (
+    ZooCase(
+        "pixel_shuffle_sr_adam",
+        zoo_heldout.pixel_shuffle_sr,
+        16,
+        True,
+        "adam",
+        "mse",
+        (((48, 48, 3), "float32"),),
+        "ESPCN-style 3x super-resolution with depth_to_space, 48x48 to 144x144, batch 16, Adam",
+    ),
+    ZooCase(
+        "moe_tokens_adamw",
+        zoo_heldout.moe_tokens,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((64,), "int32"),),
+        "embedding, a top-2-of-8 mixture of experts over 64 tokens, batch 32, AdamW",
+    ),
+    ZooCase(
+        "scan_decay_rnn_rmsprop",
+        zoo_heldout.scan_decay_rnn,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((200, 32), "float32"),),
+        "two learned exponential decays in keras.ops.scan over 200 steps, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "gcn_graphs_adam",
+        zoo_heldout.gcn_graphs,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64, 32), "float32"), ((64, 64), "float32")),
+        "three graph convolutions over 64-node graphs (features, adjacency), batch 32, Adam",
+    ),
+    ZooCase(
+        "perceiver_latents_adam",
+        zoo_heldout.perceiver_latents,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((256, 64), "float32"),),
+        "32 learned latents attending to 256 tokens, two self-attention blocks, batch 32, Adam",
+    ),
+    ZooCase(
+        "axial_attention_adam",
+        zoo_heldout.axial_attention,
+        16,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "four axial MultiHeadAttention blocks on a 16x16 map, batch 16, Adam",
+    ),
+    ZooCase(
+        "ignore_class_segmenter_sgdm",
+        zoo_heldout.ignore_class_segmenter,
+        16,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9}},
+        None,
+        (((96, 96, 3), "float32"),),
+        "one-level U-Net, 6 classes, cross-entropy with ignore_class=0, batch 16, SGD momentum",
+    ),
+    ZooCase(
+        "stochastic_depth_cnn_adam",
+        zoo_heldout.stochastic_depth_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "four residual blocks dropped by keras.ops.cond (stochastic depth), 64x64, batch 32, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("pixel_shuffle_sr_adam", 64, infer=True),
+    _variant("moe_tokens_adamw", 128),
+    _variant("scan_decay_rnn_rmsprop", 8),
+    _variant("gcn_graphs_adam", 256, infer=True),
+    _variant("perceiver_latents_adam", 128),
+    _variant("axial_attention_adam", 64),
+    _variant("ignore_class_segmenter_sgdm", 64),
+    _variant("stochastic_depth_cnn_adam", 128),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (
