@@ -780,6 +780,7 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
     plain, stand_ins, batched = grappler.detach_calls(plain, call_shapes)
     consts = grappler.list_element_shapes(plain) + grappler.open_ragged_rows(plain)
     sized = grappler.with_batch(plain, list(placeholders) + batched, batch, consts)
+    grappler.stack_lengths(sized)
     props = grappler.infer_shapes(sized, fetches)
     if grappler.stored_shapes(sized, props):  # a loop traced with an open dimension
         props = grappler.infer_shapes(sized, fetches)
@@ -2432,6 +2433,31 @@ def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
     return trips
 
 
+def _overwritten_slot(nodes, src, carried_next, slots, written) -> tuple[str, int] | None:
+    """The tensor a loop writes to a list slot it reads back, if ``src`` is that read.
+
+    ``keras.ops.scan`` carries its state in a one-element TensorArray: each
+    iteration reads slot 0 and writes the new state there.  The read is an
+    element of another list, which a push normally adds nothing to; but this
+    slot is overwritten, so the push of each read is what keeps that
+    iteration's state alive for the backward pass (TF's profile of the zoo's
+    scan model holds 199 of them per loop).  Returns the written element (its
+    root), which the pushes then account for, or None.
+    """
+    if src is None or src.op != "TensorListGetItem" or not src.inputs:
+        return None
+    plumbing = ("Identity", "Enter", "Switch")
+    lst = nodes.get(_walk_back(nodes, src.inputs[0][0], plumbing, len(nodes)))
+    if lst is None or lst.op != "Merge" or lst.name not in carried_next:
+        return None
+    setter = carried_next[lst.name][0]
+    if slots.get(setter) is None or setter not in written:
+        return None
+    elem = written[setter]
+    root = nodes.get(_walk_back(nodes, elem[0], plumbing, len(nodes)))
+    return (root.name, elem[1]) if root is not None else None
+
+
 def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, int]:
     """Give loop accumulators (TensorLists) the bytes they hold after the loop.
 
@@ -2511,12 +2537,14 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         if elem is None:
             continue
         src = element_root(elem[0])
+        overwritten = _overwritten_slot(nodes, src, carried_next, slots, written)
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
         if (
             src is None
-            or src.op in ("ReadVariableOp", "TensorListGetItem")
+            or src.op == "ReadVariableOp"
+            or (src.op == "TensorListGetItem" and overwritten is None)
             or (src.op == "Merge" and carried_next.get(src.name, ("",))[0] in accumulated)
             or (src.name, elem[1]) in pushed
         ):
@@ -2525,6 +2553,8 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         pushed.add((src.name, elem[1]))
         if src.op == "Merge" and src.name in carried_next:
             pushed.add(carried_next[src.name])  # its output-list writes share these buffers
+        if overwritten is not None:
+            pushed.add(overwritten)  # the same buffers, written where the pushes keep them
         spec = _spec(nodes, elem)
         if spec is None or not node.outputs:
             continue

@@ -744,6 +744,77 @@ def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch
         assert ("short_gru" in frame) == (n == 12), (frame, n)
 
 
+def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypatch):
+    # keras.ops.scan sizes its TensorArrays with tf.shape and carries its
+    # state in a one-slot array it overwrites: its stacked output had no
+    # shape (counted as 0 bytes), and the states the backward pass reads,
+    # kept alive by the pushes of each read, were not charged at all.
+    from jupyter_tfmem import estimator
+
+    steps, width = 50, 16
+    seen: list[dict] = []
+    real = estimator._build_nodes
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out[0])
+        return out
+
+    class Decay(keras.layers.Layer):
+        def build(self, input_shape):
+            self.decay = self.add_weight(shape=(input_shape[-1],), initializer="zeros")
+
+        def call(self, x):
+            a = keras.ops.sigmoid(self.decay)
+
+            def step(h, xt):
+                h = a * h + (1 - a) * xt
+                return h, h
+
+            xs = keras.ops.transpose(x, (1, 0, 2))
+            _, hs = keras.ops.scan(step, keras.ops.zeros_like(xs[0]), xs)
+            return keras.ops.transpose(hs, (1, 0, 2))
+
+    monkeypatch.setattr(estimator, "_build_nodes", spy)
+    inp = keras.Input((steps, width))
+    x = keras.layers.GlobalAveragePooling1D()(Decay()(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(x))
+    fp = jt.estimate(model, batch_size=4, optimizer="sgd", loss="mse")
+    assert not [n for n in fp.notes if "cannot infer" in n]
+    nodes = seen[-1]
+    per_sample = steps * width * 4  # every step's float32 state, per sample
+    stacks = [n for n in nodes.values() if n.op == "TensorListStack" and "gradient" not in n.name]
+    assert [n.outputs[0][1] for n in stacks] == [per_sample]
+    consumers: dict[str, list] = {}
+    for n in nodes.values():
+        for src, _ in n.inputs:
+            consumers.setdefault(src, []).append(n)
+
+    def writers(name: str) -> set[str]:
+        """The list ops that write into the list ``name`` enters, through loop plumbing."""
+        out, todo, seen = set(), [name], set()
+        while todo:
+            for c in consumers.get(todo.pop(), []):
+                if c.name in seen:
+                    continue
+                seen.add(c.name)
+                if c.op in ("Merge", "Switch", "Identity"):
+                    todo.append(c.name)
+                elif c.op.startswith("TensorList"):
+                    out.add(c.op)
+        return out
+
+    # one float list per sample holds the states: the accumulator the
+    # backward pass pops (pushed to), not the output list (written to)
+    forward = [
+        n
+        for n in nodes.values()
+        if n.op == "_ListEnter" and "gradient" not in n.name and n.outputs[0][2] == "float32"
+    ]
+    assert [n.outputs[0][1] for n in forward] == [per_sample]
+    assert writers(forward[0].name) == {"TensorListPushBack"}
+
+
 def test_a_gradient_loop_matches_its_forward_loop_by_whole_name_parts():
     # "xm/gru/while" ends with the string "m/gru/while" but is another layer's
     # loop: a gradient of it must not take m's trip count.

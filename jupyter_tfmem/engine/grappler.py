@@ -847,6 +847,53 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
     return replaced
 
 
+def stack_lengths(graph_def: graph_pb2.GraphDef) -> bool:
+    """Give each ``TensorListStack`` of unknown length the size its list was reserved with.
+
+    ``tf.TensorArray.stack`` passes its length to the kernel only when the
+    array's size was a Python number; ``keras.ops.scan`` sizes its arrays
+    with ``tf.shape``, so its stacked outputs (every step's carry, 200 x
+    batch x 128 in the zoo's scan model), and what the model computes from
+    them, had no shape and were counted as 0 bytes.  Where the list a stack
+    reads comes through loop plumbing alone from a ``TensorListReserve`` of
+    constant size, and nothing grows that list (a push, or a write that may
+    resize it), the stack holds that many elements.  True if any was given.
+    """
+    nodes = {n.name: n for n in graph_def.node}
+    walks_through = _LIST_PLUMBING | {"TensorListSetItem"}
+
+    def reserve_of(ref: str) -> Any:
+        seen: set[str] = set()
+        node = nodes.get(ref.lstrip("^").partition(":")[0])
+        while node is not None and node.op in walks_through and node.name not in seen:
+            seen.add(node.name)
+            node = nodes.get(node.input[0].partition(":")[0]) if node.input else None
+        return node if node is not None and node.op == "TensorListReserve" else None
+
+    grown = set()
+    for node in graph_def.node:
+        resizing = node.op == "TensorListSetItem" and node.attr["resize_if_index_out_of_bounds"].b
+        if (node.op == "TensorListPushBack" or resizing) and node.input:
+            reserve = reserve_of(node.input[0])
+            if reserve is not None:
+                grown.add(reserve.name)
+    changed = False
+    for node in graph_def.node:
+        if node.op != "TensorListStack" or node.attr["num_elements"].i >= 0 or not node.input:
+            continue
+        reserve = reserve_of(node.input[0])
+        if reserve is None or reserve.name in grown or len(reserve.input) < 2:
+            continue
+        size = nodes.get(reserve.input[1].partition(":")[0])
+        if size is None or size.op != "Const":
+            continue
+        value = tensor_util.MakeNdarray(size.attr["value"].tensor)
+        if value.ndim == 0 and int(value) > 0:
+            node.attr["num_elements"].i = int(value)
+            changed = True
+    return changed
+
+
 def _import_without_placement(graph: Any, graph_def: graph_pb2.GraphDef) -> None:
     """``import_graph_def`` into ``graph`` without its Python device bookkeeping.
 
