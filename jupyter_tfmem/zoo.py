@@ -3258,6 +3258,33 @@ _CASE_LIST += (
     _variant("stochastic_depth_cnn_adam", 128),
 )
 
+_CASE_LIST += (
+    ZooCase(
+        "map_fn_cnn_adam",
+        zoo_heldout.map_fn_cnn,
+        256,
+        True,
+        "adam",
+        "mse",
+        (((32, 32, 3), "float32"),),
+        "tf.map_fn flipping each image, then a convolution, 32x32, batch 256, Adam",
+    ),
+    ZooCase(
+        "bilstm_states_adam",
+        zoo_heldout.bilstm_states,
+        256,
+        True,
+        "adam",
+        "mse",
+        (((40, 8), "float32"),),
+        "bidirectional LSTM(16) with return_state over 40 steps, batch 256, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("map_fn_cnn_adam", 256, infer=True),
+    _variant("bilstm_states_adam", 256, infer=True),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (
