@@ -815,6 +815,48 @@ def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypa
     assert writers(forward[0].name) == {"TensorListPushBack"}
 
 
+def test_a_loop_that_stops_on_the_data_says_how_often_it_was_counted():
+    # A loop's count is read from its condition's bound; one that stops on a
+    # value the step computes runs as often as the data says, which the
+    # estimate cannot know: it says what it assumed.
+    class Refine(keras.layers.Layer):
+        def __init__(self, bounded, **kwargs):
+            super().__init__(**kwargs)
+            self.bounded = bounded
+
+        def build(self, input_shape):
+            self.dense = keras.layers.Dense(input_shape[-1], activation="tanh")
+            self.dense.build(input_shape)
+
+        def call(self, x):
+            ops = keras.ops
+            if self.bounded:
+                (_, h) = ops.while_loop(
+                    lambda i, h: ops.logical_and(i < 7, ops.mean(ops.abs(h)) > 0.01),
+                    lambda i, h: (i + 1, self.dense(h) * 0.5),
+                    (0, x),
+                )
+                return h
+            (h,) = ops.while_loop(
+                lambda h: ops.mean(ops.abs(h)) > 0.01, lambda h: (self.dense(h) * 0.5,), (x,)
+            )
+            return h
+
+    def notes(layer) -> list[str]:
+        inp = keras.Input((16,))
+        model = keras.Model(inp, keras.layers.Dense(2)(layer(inp)))
+        fp = jt.estimate(model, 4, optimizer="sgd", loss="mse")
+        return [n for n in fp.notes if "while loop" in n]
+
+    (bounded,) = notes(Refine(True))
+    assert "running 7 times, the most its counter allows" in bounded
+    (free,) = notes(Refine(False))
+    assert "has no bound" in free
+    # a loop over a sequence stops on its counter alone
+    assert notes(keras.layers.Reshape((4, 4))) == []
+    assert notes(lambda t: keras.layers.GRU(4)(keras.layers.Reshape((4, 4))(t))) == []
+
+
 def test_a_gradient_loop_matches_its_forward_loop_by_whole_name_parts():
     # "xm/gru/while" ends with the string "m/gru/while" but is another layer's
     # loop: a gradient of it must not take m's trip count.
