@@ -857,6 +857,29 @@ def test_a_loop_that_stops_on_the_data_says_how_often_it_was_counted():
     assert notes(lambda t: keras.layers.GRU(4)(keras.layers.Reshape((4, 4))(t))) == []
 
 
+def test_side_by_side_loops_running_ahead_one_at_a_time_is_a_scenario():
+    # In inference each loop holds up to 32 iterations' input projections; a
+    # bidirectional layer's two loops run side by side, and TF may run only
+    # one of them that far ahead.  Loops one after the other (stacked
+    # layers) are no such pair.
+    label = "side-by-side loops running ahead one at a time"
+
+    def footprint(bidirectional: bool):
+        inp = keras.Input((40, 8))
+        if bidirectional:
+            x = keras.layers.Bidirectional(keras.layers.LSTM(16))(inp)
+        else:
+            x = keras.layers.LSTM(16)(keras.layers.LSTM(16, return_sequences=True)(inp))
+        model = keras.Model(inp, keras.layers.Dense(2)(x))
+        return jt.estimate(model, 256, training=False)
+
+    fp = footprint(True)
+    window = 31 * 256 * 64 * 4  # 31 more iterations' (256, 64) float32 projections
+    assert fp.peak_bytes - fp.scenario_peaks[label] == pytest.approx(window, rel=0.1)
+    assert fp.peak_range[0] <= fp.scenario_peaks[label]
+    assert label not in footprint(False).scenario_peaks
+
+
 def test_a_gradient_loop_matches_its_forward_loop_by_whole_name_parts():
     # "xm/gru/while" ends with the string "m/gru/while" but is another layer's
     # loop: a gradient of it must not take m's trip count.
