@@ -760,6 +760,17 @@ def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -
     return changed
 
 
+def _walk_list(nodes: dict[str, Any], ref: str, through: frozenset[str]) -> tuple[list[str], Any]:
+    """A list's way back from ``ref`` through ``through`` ops (first inputs), nearest
+    first, and the node that way ends at (None if it leaves the graph)."""
+    path: list[str] = []
+    node = nodes.get(ref.lstrip("^").partition(":")[0])
+    while node is not None and node.op in through and node.name not in path:
+        path.append(node.name)
+        node = nodes.get(node.input[0].lstrip("^").partition(":")[0]) if node.input else None
+    return path, node
+
+
 def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> bool:
     """Replace each shape a loop pops from a stack with its value, where ``props`` knows it.
 
@@ -789,13 +800,7 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
         return nodes.get(name), int(port or 0)
 
     def walk(ref: str) -> list[str]:
-        """The list's way back through loop plumbing, nearest first."""
-        out: list[str] = []
-        node, _ = source(ref)
-        while node is not None and node.op in _LIST_PLUMBING and node.name not in out:
-            out.append(node.name)
-            node, _ = source(node.input[0]) if node.input else (None, 0)
-        return out
+        return _walk_list(nodes, ref, _LIST_PLUMBING)[0]
 
     # a stack's plumbing -> the ops whose outputs are pushed onto it (Grappler
     # merges equal empty stacks, so the stack itself does not tell them apart)
@@ -863,11 +868,7 @@ def stack_lengths(graph_def: graph_pb2.GraphDef) -> bool:
     walks_through = _LIST_PLUMBING | {"TensorListSetItem"}
 
     def reserve_of(ref: str) -> Any:
-        seen: set[str] = set()
-        node = nodes.get(ref.lstrip("^").partition(":")[0])
-        while node is not None and node.op in walks_through and node.name not in seen:
-            seen.add(node.name)
-            node = nodes.get(node.input[0].partition(":")[0]) if node.input else None
+        node = _walk_list(nodes, ref, walks_through)[1]
         return node if node is not None and node.op == "TensorListReserve" else None
 
     grown = set()
