@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 import weakref
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 from .engine.folding import is_folded
@@ -817,8 +817,10 @@ def _estimate_traced(
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)
     opt_scope = (getattr(opt, "name", "") or "").lower() if training else None
-    nodes, unknown, order, trips = _build_nodes(optimized, props1, props2, traced, opt_scope)
-    _note_data_bound_loops(nodes, trips, _int_constants(optimized), notes)
+    nodes, unknown, order, trips, consts = _build_nodes(
+        optimized, props1, props2, traced, opt_scope
+    )
+    _note_data_bound_loops(nodes, trips, consts, notes)
     _size_xla_calls(optimized, nodes, (props1, props2), traced, notes, second)
     _size_einsum_temps(optimized, nodes, props1, props2)
     _mark_dim0_views(optimized, nodes, props1, props2)
@@ -2136,9 +2138,11 @@ def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:
 
 
 def _build_nodes(graph_def, props1, props2, traced, opt_scope):
-    """Nodes with sized outputs, the order the executor model runs them in, and loop trips.
+    """Nodes with sized outputs, the order the executor model runs them in, loop trips
+    and the graph's scalar integer constants.
 
-    The trips map each while loop's frame to its trip count (``_loop_trips``).
+    The trips map each while loop's frame to its trip count (``_loop_trips``),
+    read from those constants (``_int_constants``).
     """
     from .engine.grappler import nbytes
     from .engine.schedule import Node, topo_fifo_order
@@ -2172,7 +2176,8 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
         node.layer = _lookup_layer(nd.name, op_layer)
         node.category = _categorizer(nd.name, opt_scope)
         nodes[nd.name] = node
-    trips = _size_tensor_lists(graph_def, nodes, runahead=opt_scope is None)
+    consts = _int_constants(graph_def)
+    trips = _size_tensor_lists(graph_def, nodes, runahead=opt_scope is None, consts=consts)
     # Ops with no recorded layer inherit it from their first input that has one.
     order = topo_fifo_order(nodes)
     for name in order:
@@ -2185,7 +2190,7 @@ def _build_nodes(graph_def, props1, props2, traced, opt_scope):
     for ph in traced.variable_placeholders:
         if ph in nodes:
             nodes[ph].layer = -1
-    return nodes, unknown, order, trips
+    return nodes, unknown, order, trips, consts
 
 
 def _rows(props1, props2, tensor: tuple[str, int]) -> int:
@@ -2417,16 +2422,23 @@ def _int_constants(graph_def) -> dict[str, int]:
     return consts
 
 
+def _counter_bound(nodes, node, consts: dict[str, int]) -> int:
+    """The constant a loop condition's ``i < n`` compares its counter with, if ``node``
+    is one (0 if not)."""
+    if node.op not in ("Less", "LessEqual") or len(node.inputs) != 2:
+        return 0
+    src = _walk_back(nodes, node.inputs[1][0], ("Enter", "Identity", "Merge", "Switch"), 8)
+    return max(consts.get(src, 0), 0)
+
+
 def _loop_trips(nodes, consts: dict[str, int]) -> dict[str, int]:
     """Each loop frame's trip count, read from its condition's constant bound."""
     trips: dict[str, int] = {}
     for node in nodes.values():
-        if node.op in ("Less", "LessEqual") and len(node.inputs) == 2:
-            frame = _frame_of(node.name)
-            src = _walk_back(nodes, node.inputs[1][0], ("Enter", "Identity", "Merge", "Switch"), 8)
-            bound = consts.get(src)
-            if frame and bound and bound > 0:
-                trips[frame] = max(trips.get(frame, 0), bound)
+        bound = _counter_bound(nodes, node, consts)
+        frame = _frame_of(node.name) if bound else None
+        if frame:
+            trips[frame] = max(trips.get(frame, 0), bound)
     # A gradient loop runs as often as the loop it differentiates, but its
     # condition compares with a count the forward loop makes at run time, so
     # it has no constant bound.  TF names it after that loop
@@ -2473,16 +2485,10 @@ def _note_data_bound_loops(nodes, trips: dict[str, int], consts: dict[str, int],
             else:
                 leaves.append(node)
 
-        def is_counted(node) -> bool:
-            if node.op not in ("Less", "LessEqual") or len(node.inputs) != 2:
-                return False
-            through = ("Enter", "Identity", "Merge", "Switch")
-            bound = consts.get(_walk_back(nodes, node.inputs[1][0], through, 8))
-            return bool(bound and bound > 0)
-
-        if all(is_counted(leaf) for leaf in leaves):
+        counters = [_counter_bound(nodes, leaf, consts) > 0 for leaf in leaves]
+        if all(counters):
             continue
-        (bounded if any(is_counted(leaf) for leaf in leaves) else counted).append(frame)
+        (bounded if any(counters) else counted).append(frame)
     for frame in sorted(bounded):
         notes.append(
             f"The while loop '{frame}' stops on a value the step computes: estimated as "
@@ -2499,7 +2505,9 @@ def _note_data_bound_loops(nodes, trips: dict[str, int], consts: dict[str, int],
         )
 
 
-def _overwritten_slot(nodes, src, carried_next, slots, written) -> tuple[str, int] | None:
+def _overwritten_slot(
+    src, element_root: Callable[[str], Any], carried_next, slots, written
+) -> tuple[str, int] | None:
     """The tensor a loop writes to a list slot it reads back, if ``src`` is that read.
 
     ``keras.ops.scan`` carries its state in a one-element TensorArray: each
@@ -2508,23 +2516,25 @@ def _overwritten_slot(nodes, src, carried_next, slots, written) -> tuple[str, in
     slot is overwritten, so the push of each read is what keeps that
     iteration's state alive for the backward pass (TF's profile of the zoo's
     scan model holds 199 of them per loop).  Returns the written element (its
-    root), which the pushes then account for, or None.
+    root, by ``_size_tensor_lists``'s ``element_root``), which the pushes then
+    account for, or None.
     """
     if src is None or src.op != "TensorListGetItem" or not src.inputs:
         return None
-    plumbing = ("Identity", "Enter", "Switch")
-    lst = nodes.get(_walk_back(nodes, src.inputs[0][0], plumbing, len(nodes)))
+    lst = element_root(src.inputs[0][0])
     if lst is None or lst.op != "Merge" or lst.name not in carried_next:
         return None
     setter = carried_next[lst.name][0]
     if slots.get(setter) is None or setter not in written:
         return None
     elem = written[setter]
-    root = nodes.get(_walk_back(nodes, elem[0], plumbing, len(nodes)))
+    root = element_root(elem[0])
     return (root.name, elem[1]) if root is not None else None
 
 
-def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, int]:
+def _size_tensor_lists(
+    graph_def, nodes, runahead: bool = False, consts: dict[str, int] | None = None
+) -> dict[str, int]:
     """Give loop accumulators (TensorLists) the bytes they hold after the loop.
 
     A while loop runs its body T times; every TensorListPushBack/SetItem keeps
@@ -2533,11 +2543,13 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
     T x element.  T is read from the loop condition's constant bound.  With
     ``runahead`` (inference), body ops that do not wait for the loop's state
     are charged for the iterations that run ahead (``_runahead_ops``).
+    ``consts`` are ``_int_constants(graph_def)`` if the caller has them.
     Returns each loop frame's trip count (``_loop_trips``).
     """
     from .engine.schedule import may_own_buffer
 
-    consts = _int_constants(graph_def)
+    if consts is None:
+        consts = _int_constants(graph_def)
     trips = _loop_trips(nodes, consts)
     default_trip = max(trips.values(), default=1)
     list_trip: dict[int, int] = {}  # id(list's size tuple) -> its loop's trip count
@@ -2603,7 +2615,7 @@ def _size_tensor_lists(graph_def, nodes, runahead: bool = False) -> dict[str, in
         if elem is None:
             continue
         src = element_root(elem[0])
-        overwritten = _overwritten_slot(nodes, src, carried_next, slots, written)
+        overwritten = _overwritten_slot(src, element_root, carried_next, slots, written)
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
