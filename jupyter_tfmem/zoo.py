@@ -3285,6 +3285,113 @@ _CASE_LIST += (
     _variant("bilstm_states_adam", 256, infer=True),
 )
 
+# Session 45: a Fourier token mixer, a mel spectrogram front-end, Cholesky
+# whitening, a sort-and-cumsum pooling, extract_patches, ConvLSTM1D, a
+# CosineDecay schedule with CenterCrop, and ops.where with ops.cumsum.
+_CASE_LIST += (
+    ZooCase(
+        "fnet_mixer_adam",
+        zoo_heldout.fnet_mixer,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "FNet: two blocks mixing 128 tokens with keras.ops.fft2, width 128, batch 32, Adam",
+    ),
+    ZooCase(
+        "mel_audio_cnn_adam",
+        zoo_heldout.mel_audio_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((16000,), "float32"),),
+        "MelSpectrogram layer on 1 s of 16 kHz audio, three convolutions, batch 32, Adam",
+    ),
+    ZooCase(
+        "whitened_features_sgdm",
+        zoo_heldout.whitened_features,
+        256,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9}},
+        "sparse_categorical_crossentropy",
+        (((64,), "float32"),),
+        "Cholesky whitening (triangular solve), then an MLP, batch 256, SGD momentum",
+    ),
+    ZooCase(
+        "sorted_pool_ranker_rmsprop",
+        zoo_heldout.sorted_pool_ranker,
+        64,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((50, 32), "float32"),),
+        "50 candidates scored, sorted (argsort) and cumsum-pooled, batch 64, RMSprop",
+    ),
+    ZooCase(
+        "patch_vit_adamw",
+        zoo_heldout.patch_vit,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "vision transformer on extract_patches tokens (64 of 8x8), two blocks, batch 32, AdamW",
+    ),
+    ZooCase(
+        "convlstm1d_frames_adam",
+        zoo_heldout.convlstm1d_frames,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((10, 64, 8), "float32"),),
+        "two ConvLSTM1D layers over 10 frames of 64 points, batch 32, Adam",
+    ),
+    ZooCase(
+        "cropped_cosine_cnn_sgdn",
+        zoo_heldout.cropped_cosine_cnn,
+        32,
+        True,
+        {
+            "class_name": "SGD",
+            "config": {
+                "learning_rate": {
+                    "module": "keras.optimizers.schedules",
+                    "class_name": "CosineDecay",
+                    "config": {"initial_learning_rate": 0.05, "decay_steps": 1000},
+                },
+                "momentum": 0.9,
+                "nesterov": True,
+            },
+        },
+        "sparse_categorical_crossentropy",
+        (((80, 80, 3), "float32"),),
+        "CenterCrop 80 to 64, GaussianNoise, six convolutions, CosineDecay, batch 32, SGD Nesterov",
+    ),
+    ZooCase(
+        "causal_mean_tcn_lion",
+        zoo_heldout.causal_mean_tcn,
+        32,
+        True,
+        "lion",
+        "sparse_categorical_crossentropy",
+        (((256, 16), "float32"),),
+        "causal convolutions, ops.where gates, ops.cumsum means, 256 steps, batch 32, Lion",
+    ),
+)
+_CASE_LIST += (
+    _variant("fnet_mixer_adam", 128),
+    _variant("mel_audio_cnn_adam", 128, infer=True),
+    _variant("whitened_features_sgdm", 1024),
+    _variant("sorted_pool_ranker_rmsprop", 512, infer=True),
+    _variant("patch_vit_adamw", 128),
+    _variant("convlstm1d_frames_adam", 128, infer=True),
+    _variant("cropped_cosine_cnn_sgdn", 128),
+    _variant("causal_mean_tcn_lion", 256, infer=True),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (

@@ -2827,3 +2827,182 @@ def bilstm_states() -> Any:
     out, fh, _, _, bc = L.Bidirectional(L.LSTM(16, return_state=True))(inp)
     x = L.Concatenate()([out, fh, bc])
     return keras.Model(inp, L.Dense(2)(x), name="bilstm_states")
+
+
+# --------------------------------------------------------------------------
+# Session 45 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def fnet_mixer() -> Any:
+    """FNet: two encoder blocks that mix tokens with the real part of a 2D
+    Fourier transform (``keras.ops.fft2``, complex tensors inside the step)
+    instead of attention, over 128 tokens of width 128."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    if "FourierMix" not in _CLASSES:
+
+        class FourierMix(L.Layer):
+            def call(self, x: Any) -> Any:
+                real, _ = ops.fft2((x, ops.zeros_like(x)))
+                return real
+
+        _CLASSES["FourierMix"] = FourierMix
+    inp = keras.Input((128,), dtype="int32")
+    x = L.Embedding(4000, 128)(inp)
+    for _ in range(2):
+        x = L.LayerNormalization()(x + _CLASSES["FourierMix"]()(x))
+        h = L.Dense(256, activation="gelu")(x)
+        x = L.LayerNormalization()(x + L.Dense(128)(h))
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(4)(x), name="fnet_mixer")
+
+
+def mel_audio_cnn() -> Any:
+    """Keyword spotting from one second of 16 kHz audio: a ``MelSpectrogram``
+    layer (framing, a real FFT, 64 mel bins) in the model, then three
+    convolutions on the 64 x 101 spectrogram."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((16000,))
+    x = L.MelSpectrogram(fft_length=512, sequence_stride=160, sequence_length=400, num_mel_bins=64)(
+        inp
+    )
+    x = L.Reshape((64, 101, 1))(x)
+    for width in (16, 32, 64):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(12)(x), name="mel_audio_cnn")
+
+
+def whitened_features() -> Any:
+    """A decorrelating layer on 64 dense features: the batch's covariance,
+    its Cholesky factor (``keras.ops.linalg.cholesky``) and a triangular
+    solve whiten the features before an MLP, so the step differentiates
+    through both linear-algebra kernels."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    if "Whiten" not in _CLASSES:
+
+        class Whiten(L.Layer):
+            def call(self, x: Any) -> Any:
+                centred = x - ops.mean(x, axis=0, keepdims=True)
+                n = ops.cast(ops.shape(x)[0], x.dtype)
+                cov = ops.matmul(ops.transpose(centred), centred) / n
+                cov = cov + 1e-3 * ops.eye(ops.shape(x)[1], dtype=x.dtype)
+                chol = ops.linalg.cholesky(cov)
+                return ops.transpose(
+                    ops.linalg.solve_triangular(chol, ops.transpose(centred), lower=True)
+                )
+
+        _CLASSES["Whiten"] = Whiten
+    inp = keras.Input((64,))
+    x = L.Dense(64)(inp)
+    x = _CLASSES["Whiten"]()(x)
+    x = L.Dense(256, activation="relu")(x)
+    x = L.Dense(256, activation="relu")(x)
+    return keras.Model(inp, L.Dense(10)(x), name="whitened_features")
+
+
+def sorted_pool_ranker() -> Any:
+    """Scores 50 candidates of 32 features each, sorts them by score
+    (``ops.argsort``, ``ops.take_along_axis``) and pools the top ones with
+    weights from a cumulative sum of their softmax (``ops.cumsum``)."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    if "SortedPool" not in _CLASSES:
+
+        class SortedPool(L.Layer):
+            def call(self, x: Any, scores: Any) -> Any:
+                order = ops.argsort(-scores, axis=1)
+                ranked = ops.take_along_axis(x, order[..., None], axis=1)
+                top = ops.take_along_axis(scores, order, axis=1)
+                weights = 1.0 - ops.cumsum(ops.softmax(top, axis=1), axis=1)
+                return ops.sum(ranked * weights[..., None], axis=1)
+
+        _CLASSES["SortedPool"] = SortedPool
+    inp = keras.Input((50, 32))
+    h = L.Dense(128, activation="relu")(inp)
+    h = L.Dense(128, activation="relu")(h)
+    scores = L.Reshape((50,))(L.Dense(1)(h))
+    x = _CLASSES["SortedPool"]()(h, scores)
+    return keras.Model(inp, L.Dense(5)(x), name="sorted_pool_ranker")
+
+
+def patch_vit() -> Any:
+    """A small vision transformer whose patches come from
+    ``keras.ops.image.extract_patches`` (8 x 8 patches of a 64 x 64 image,
+    64 tokens of 192 values) rather than a strided convolution."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((64, 64, 3))
+    x = L.Lambda(lambda t: ops.reshape(ops.image.extract_patches(t, 8), (-1, 64, 192)))(inp)
+    x = L.Dense(96)(x)
+    for _ in range(2):
+        h = L.LayerNormalization()(x)
+        x = x + L.MultiHeadAttention(4, 24)(h, h)
+        h = L.LayerNormalization()(x)
+        x = x + L.Dense(96)(L.Dense(192, activation="gelu")(h))
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(10)(x), name="patch_vit")
+
+
+def convlstm1d_frames() -> Any:
+    """Two ``ConvLSTM1D`` layers over 10 frames of a 64-point signal with 8
+    channels (a convolutional recurrence on a 1D grid), then a dense head."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((10, 64, 8))
+    x = L.ConvLSTM1D(16, 3, padding="same", return_sequences=True)(inp)
+    x = L.ConvLSTM1D(16, 3, padding="same")(x)
+    x = L.Flatten()(x)
+    return keras.Model(inp, L.Dense(3)(x), name="convlstm1d_frames")
+
+
+def cropped_cosine_cnn() -> Any:
+    """A CNN that center-crops 80 x 80 inputs to 64 x 64 (``CenterCrop``) and
+    adds ``GaussianNoise`` in training; its case trains it with a
+    ``CosineDecay`` learning-rate schedule."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((80, 80, 3))
+    x = L.CenterCrop(64, 64)(inp)
+    x = L.GaussianNoise(0.1)(x)
+    for width in (32, 64, 96):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="cropped_cosine_cnn")
+
+
+def causal_mean_tcn() -> Any:
+    """Causal convolutions over 256 steps whose features are zeroed where a
+    learned gate is negative (``ops.where``) and then averaged over all
+    steps so far (``ops.cumsum`` divided by the step count)."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    if "CausalMean" not in _CLASSES:
+
+        class CausalMean(L.Layer):
+            def call(self, x: Any, gate: Any) -> Any:
+                kept = ops.where(gate > 0, x, ops.zeros_like(x))
+                steps = ops.arange(1, ops.shape(x)[1] + 1, dtype=x.dtype)
+                return ops.cumsum(kept, axis=1) / steps[None, :, None]
+
+        _CLASSES["CausalMean"] = CausalMean
+    inp = keras.Input((256, 16))
+    x = L.Conv1D(64, 3, padding="causal", activation="relu")(inp)
+    for rate in (2, 4):
+        gate = L.Conv1D(64, 1)(x)
+        x = x + _CLASSES["CausalMean"]()(
+            L.Conv1D(64, 3, padding="causal", dilation_rate=rate)(x), gate
+        )
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(6)(x), name="causal_mean_tcn")
