@@ -2546,6 +2546,7 @@ def _size_tensor_lists(
     ``consts`` are ``_int_constants(graph_def)`` if the caller has them.
     Returns each loop frame's trip count (``_loop_trips``).
     """
+    from .engine.opsem import ALIAS_OPS
     from .engine.schedule import may_own_buffer
 
     if consts is None:
@@ -2674,12 +2675,15 @@ def _size_tensor_lists(
     # loop constants feeding them (a kernel's cast) is read as each one runs.
     consumers = _node_consumers(nodes) if ahead else {}
     ahead_names = {node.name for node in ahead}
-    waiting = {
-        node.name
-        for node in ahead
-        if may_own_buffer(node.op)
-        and any(c not in ahead_names for c in consumers.get(node.name, ()))
-    }
+
+    def waits(name: str) -> bool:
+        # read outside the run-ahead work, directly or through a view of it
+        return any(
+            c not in ahead_names or (nodes[c].op in ALIAS_OPS and waits(c))
+            for c in consumers.get(name, ())
+        )
+
+    waiting = {node.name for node in ahead if may_own_buffer(node.op) and waits(node.name)}
     shares = _runahead_shares([n for n in ahead if n.name in waiting], written_per_step)
     first_exits = _first_exits(nodes) if waiting else {}
     for node in ahead:
@@ -3694,6 +3698,21 @@ def _runahead_ops(nodes) -> list[str]:
             continue
         if any(c in depends for c in consumers.get(name, ())):
             out.append(name)
+    # A view that waits (a 1D convolution's Squeeze back from 2D) holds the
+    # buffer of the op it views: TF's profile of two ConvLSTM1D layers holds
+    # the input convolutions of up to 10 iterations at once.
+    from .engine.opsem import ALIAS_OPS
+    from .engine.schedule import may_own_buffer
+
+    for name in list(out):
+        frame = _frame_of(name)
+        while nodes[name].op in ALIAS_OPS and nodes[name].inputs:
+            name = nodes[name].inputs[0][0]
+            node = nodes.get(name)
+            if node is None or _frame_of(name) != frame or name in depends:
+                break
+            if may_own_buffer(node.op) and node.op not in _NO_ALLOC and name not in out:
+                out.append(name)
     # An op computed from loop constants alone (a mixed-precision cell's cast
     # of its kernel) runs in each of those iterations as soon as it opens,
     # before the data it is combined with exists: TF's profile of two

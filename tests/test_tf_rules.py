@@ -105,6 +105,21 @@ def _with_cast_kernel(nodes: dict[str, Node]) -> dict[str, Node]:
     return nodes
 
 
+def test_work_seen_through_a_view_runs_ahead_where_the_view_waits():
+    # A 1D convolution is a 2D one between an ExpandDims and a Squeeze: the
+    # Squeeze waits for the state, but the buffer it views is the
+    # convolution's, which is what the open iterations hold.
+    nodes = _loop()
+    squeeze = f"{W}/body/_1/squeeze"
+    nodes[squeeze] = Node(squeeze, "Squeeze", [(f"{W}/body/_1/x_proj", 0)], [], [(100.0, 0, F32)])
+    nodes[f"{W}/body/_1/h_next"].inputs[0] = (squeeze, 0)
+    assert sorted(_runahead_ops(nodes)) == [f"{W}/body/_1/squeeze", f"{W}/body/_1/x_proj"]
+    # a view of the state is not run ahead, nor what it views
+    nodes[squeeze].inputs = [(f"{W}/body/_1/h_proj", 0)]
+    nodes[f"{W}/body/_1/h_next"].inputs = [(f"{W}/body/_1/x_proj", 0), (squeeze, 0)]
+    assert _runahead_ops(nodes) == [f"{W}/body/_1/x_proj"]
+
+
 def test_work_from_loop_constants_runs_ahead_when_it_feeds_work_that_does():
     # The cast reads only the kernel: every open iteration casts it before
     # its x_proj runs, so it is held as many times as x_proj is.
