@@ -2505,6 +2505,11 @@ def _note_data_bound_loops(nodes, trips: dict[str, int], consts: dict[str, int],
         )
 
 
+#: Ops whose output is their first input's buffer, seen through where a
+#: loop pushes a tensor (besides the loop plumbing ``element_root`` follows).
+_PUSH_VIEWS = ("Identity", "Enter", "Switch", "ExpandDims", "Reshape", "Squeeze")
+
+
 def _overwritten_slot(
     src, element_root: Callable[[str], Any], carried_next, slots, written
 ) -> tuple[str, int] | None:
@@ -2617,6 +2622,9 @@ def _size_tensor_lists(
             continue
         src = element_root(elem[0])
         overwritten = _overwritten_slot(src, element_root, carried_next, slots, written)
+        # A view shares its input's buffer: a 1D convolution pushes its
+        # ExpandDims of the step's input, which is still the list's element.
+        viewed = nodes.get(_walk_back(nodes, elem[0], _PUSH_VIEWS, len(nodes)))
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
@@ -2624,6 +2632,7 @@ def _size_tensor_lists(
             src is None
             or src.op == "ReadVariableOp"
             or (src.op == "TensorListGetItem" and overwritten is None)
+            or (viewed is not src and viewed.op in ("ReadVariableOp", "TensorListGetItem"))
             or (src.op == "Merge" and carried_next.get(src.name, ("",))[0] in accumulated)
             or (src.name, elem[1]) in pushed
         ):

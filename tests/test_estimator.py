@@ -872,6 +872,38 @@ def test_a_conv_lstm1d_holds_the_input_convolutions_of_every_open_iteration():
     assert fp.peak_bytes < 4 * steps * per_iteration + 4 * 2**20
 
 
+def test_a_pushed_view_of_the_steps_input_is_the_input_lists_element(monkeypatch):
+    # A ConvLSTM1D's input convolutions read ExpandDims of the step's input,
+    # and the loop pushes that view for their filter gradients: it is still
+    # the input list's element, so its accumulator adds nothing.
+    from jupyter_tfmem import estimator
+
+    seen: list[dict] = []
+    real = estimator._build_nodes
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out[0])
+        return out
+
+    monkeypatch.setattr(estimator, "_build_nodes", spy)
+    steps, width, channels, batch = 10, 64, 64, 32
+    inp = keras.Input((steps, width, channels))
+    x = keras.layers.ConvLSTM1D(2, 3, padding="same")(inp)
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+    jt.estimate(model, batch, optimizer="sgd", loss="mse")
+    nodes = seen[-1]
+    accumulated = sum(
+        node.outputs[0][0] + node.outputs[0][1] * batch
+        for name, node in nodes.items()
+        if node.op == "_ListEnter"  # a loop's entry of a list, which the replay charges
+        and node.outputs[0]
+        and nodes[node.inputs[0][0]].op == "EmptyTensorList"
+    )
+    # the gates' and states' lists, 2 filters wide: far under one copy of the input
+    assert 0 < accumulated < 0.5 * batch * steps * width * channels * 4
+
+
 def test_side_by_side_loops_running_ahead_one_at_a_time_is_a_scenario():
     # In inference each loop holds up to 32 iterations' input projections; a
     # bidirectional layer's two loops run side by side, and TF may run only
