@@ -714,3 +714,22 @@ def test_a_transpose_that_moves_the_innermost_axis_is_timed_per_element():
     assert timed(inner, "bfloat16") == pytest.approx(timed(inner, "float32"))
     assert timed(outer, "int8") < 0.3 * timed(outer, "float32")
     assert timed(outer, "float32") == pytest.approx(timed(inner, "float32"))
+
+
+def test_a_popped_element_is_the_lists_buffer_not_a_new_one():
+    # TF's TensorListPopBack sets the stored tensor as its output: while the
+    # backward loop uses it, the list (charged whole) is all that holds it.
+    def n(name, op, inputs, outputs):
+        return Node(name, op, [(s, i) for s, i in inputs], [], outputs)
+
+    nodes = {
+        "acc": n("acc", "EmptyTensorList", [], [(1000.0, 0.0, F32)]),
+        "pop": n("pop", "TensorListPopBack", [("acc", 0)], [(0.0, 0.0, F32), (100.0, 0.0, F32)]),
+        "grad": n("grad", "Mul", [("pop", 1)], [(100.0, 0.0, F32)]),
+        "out": n("out", "Relu", [("grad", 0), ("pop", 0)], [(100.0, 0.0, F32)]),
+    }
+    order = topo_fifo_order(nodes)
+    live, _ = replay(nodes, order, 1, preset={})
+    at = {name: a for name, (a, _) in zip(order, live, strict=True)}
+    assert at["pop"] == 1000.0
+    assert at["grad"] == 1100.0

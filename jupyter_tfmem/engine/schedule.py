@@ -509,6 +509,10 @@ def _output_buffer(node: Node, idx: int, spec, in_bufs: list[Buffer | None]) -> 
         viewed = in_bufs[node.view_of]
         if viewed is not None:
             return viewed
+    # A popped element is the list's own buffer (TF's kernel sets the stored
+    # tensor as its output); the list, charged whole, already holds it.
+    if op == "TensorListPopBack" and idx == 1:
+        return None
     # TensorListFromTensor copies every slice into an aligned element of its
     # own, so it allocates; pushes, pops and reads work on the list in place.
     if (
