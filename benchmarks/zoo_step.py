@@ -34,7 +34,10 @@ ZOO_STEP = textwrap.dedent(
     model = case.builder()
     if case.training:  # as the measuring worker compiles it (an XLA case keeps jit_compile)
         worker._compile(keras, model, {"optimizer": case.optimizer, "loss": case.loss}, [])
-    x, y = worker._make_batch(tf, keras, model, case.batch_size, case.training, None, [])
+    targets = [list(t) for t in case.target_shapes] if case.target_shapes else None
+    x, y = worker._make_batch(
+        tf, keras, model, case.batch_size, case.training, None, [], targets
+    )
 
 
     def step():
