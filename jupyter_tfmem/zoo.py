@@ -3392,6 +3392,77 @@ _CASE_LIST += (
     _variant("causal_mean_tcn_lion", 256, infer=True),
 )
 
+_CASE_LIST += (
+    ZooCase(
+        "convlstm3d_volumes_adam",
+        zoo_heldout.convlstm3d_volumes,
+        8,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((6, 16, 16, 16, 2), "float32"),),
+        "ConvLSTM3D over 6 frames of 16^3 volumes, batch 8, Adam",
+    ),
+    ZooCase(
+        "hierarchical_lstm_rmsprop",
+        zoo_heldout.hierarchical_lstm,
+        32,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((20, 12), "int32"),),
+        "TimeDistributed(LSTM) over 12 characters of 20 words, then an LSTM, batch 32, RMSprop",
+    ),
+    ZooCase(
+        "recurrent_dropout_gru_sgdm",
+        zoo_heldout.recurrent_dropout_gru,
+        32,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9}},
+        "sparse_categorical_crossentropy",
+        (((100, 24), "float32"),),
+        "two GRUs with dropout and recurrent_dropout over 100 steps, batch 32, SGD momentum",
+    ),
+    ZooCase(
+        "concat_attention_adam",
+        zoo_heldout.concat_attention,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((64, 24), "float32"), ((96, 24), "float32")),
+        "Attention(score_mode='concat'), 64 queries by 96 values of width 48, batch 32, Adam",
+    ),
+    ZooCase(
+        "rms_bidirectional_adam",
+        zoo_heldout.rms_bidirectional,
+        64,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((60, 16), "float32"),),
+        "Bidirectional LSTM with merge_mode=None, RMSNormalization, batch 64, Adam",
+    ),
+    ZooCase(
+        "bicubic_upsampler_adam",
+        zoo_heldout.bicubic_upsampler,
+        16,
+        True,
+        "adam",
+        "mse",
+        (((32, 32, 3), "float32"),),
+        "bicubic ops.image.resize 32 to 64 between PReLU convolutions, batch 16, Adam",
+    ),
+)
+_CASE_LIST += (
+    _variant("convlstm3d_volumes_adam", 32, infer=True),
+    _variant("hierarchical_lstm_rmsprop", 128, infer=True),
+    _variant("recurrent_dropout_gru_sgdm", 128),
+    _variant("concat_attention_adam", 128, infer=True),
+    _variant("rms_bidirectional_adam", 256, infer=True),
+    _variant("bicubic_upsampler_adam", 64),
+)
+
 # Session 37: models compiled with metrics, which Keras's step updates after
 # the optimizer's (the estimate traced no metric before then).
 _CASE_LIST += (

@@ -3006,3 +3006,82 @@ def causal_mean_tcn() -> Any:
         )
     x = L.GlobalAveragePooling1D()(x)
     return keras.Model(inp, L.Dense(6)(x), name="causal_mean_tcn")
+
+
+def convlstm3d_volumes() -> Any:
+    """A ``ConvLSTM3D`` over 6 frames of 16 x 16 x 16 two-channel volumes
+    (a recurrence whose gates are 3D convolutions), then a pooled head."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((6, 16, 16, 16, 2))
+    x = L.ConvLSTM3D(8, 3, padding="same")(inp)
+    x = L.GlobalAveragePooling3D()(x)
+    return keras.Model(inp, L.Dense(4)(x), name="convlstm3d_volumes")
+
+
+def hierarchical_lstm() -> Any:
+    """Characters to words to a document: ``TimeDistributed(LSTM)`` reads the
+    12 characters of each of 20 words, then an LSTM reads the 20 words."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((20, 12), dtype="int32")
+    x = L.Embedding(80, 16)(inp)
+    x = L.TimeDistributed(L.LSTM(32))(x)
+    x = L.LSTM(64)(x)
+    return keras.Model(inp, L.Dense(5)(x), name="hierarchical_lstm")
+
+
+def recurrent_dropout_gru() -> Any:
+    """Two GRUs over 100 steps with ``dropout`` on their inputs and
+    ``recurrent_dropout`` on their states (masks drawn once per sequence and
+    applied inside the loop)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((100, 24))
+    x = L.GRU(64, dropout=0.2, recurrent_dropout=0.3, return_sequences=True)(inp)
+    x = L.GRU(64, dropout=0.2, recurrent_dropout=0.3)(x)
+    return keras.Model(inp, L.Dense(3)(x), name="recurrent_dropout_gru")
+
+
+def concat_attention() -> Any:
+    """``keras.layers.Attention(score_mode="concat")`` between 64 queries and
+    96 values of width 48: additive scores over every query-value pair, a
+    batch x 64 x 96 x 48 tensor before the sum."""
+    keras = _keras()
+    L = keras.layers
+    q_in = keras.Input((64, 24))
+    v_in = keras.Input((96, 24))
+    q = L.Dense(48)(q_in)
+    v = L.Dense(48)(v_in)
+    x = L.Attention(score_mode="concat", use_scale=True)([q, v])
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model([q_in, v_in], L.Dense(6)(x), name="concat_attention")
+
+
+def rms_bidirectional() -> Any:
+    """``Bidirectional(LSTM, merge_mode=None)`` gives the two directions
+    apart; their difference and elementwise maximum are joined and scaled by
+    ``RMSNormalization``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((60, 16))
+    fwd, bwd = L.Bidirectional(L.LSTM(48, return_sequences=True), merge_mode=None)(inp)
+    x = L.Concatenate()([L.Subtract()([fwd, bwd]), L.Maximum()([fwd, bwd])])
+    x = L.RMSNormalization()(x)
+    x = L.GlobalMaxPooling1D()(x)
+    return keras.Model(inp, L.Dense(4)(x), name="rms_bidirectional")
+
+
+def bicubic_upsampler() -> Any:
+    """Upsamples 32 x 32 features to 64 x 64 with ``keras.ops.image.resize``
+    (bicubic) between ``PReLU`` convolutions; an ``ActivityRegularization``
+    adds an L1 penalty on the last features."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((32, 32, 3))
+    x = L.PReLU(shared_axes=[1, 2])(L.Conv2D(32, 3, padding="same")(inp))
+    x = L.Lambda(lambda t: ops.image.resize(t, (64, 64), interpolation="bicubic"))(x)
+    x = L.PReLU(shared_axes=[1, 2])(L.Conv2D(32, 3, padding="same")(x))
+    x = L.ActivityRegularization(l1=1e-5)(x)
+    return keras.Model(inp, L.Conv2D(3, 3, padding="same")(x), name="bicubic_upsampler")
