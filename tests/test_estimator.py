@@ -744,14 +744,10 @@ def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch
         assert ("short_gru" in frame) == (n == 12), (frame, n)
 
 
-def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypatch):
-    # keras.ops.scan sizes its TensorArrays with tf.shape and carries its
-    # state in a one-slot array it overwrites: its stacked output had no
-    # shape (counted as 0 bytes), and the states the backward pass reads,
-    # kept alive by the pushes of each read, were not charged at all.
+def _built_nodes(monkeypatch) -> list[dict]:
+    """The sized nodes of each graph the estimator builds from now on (``_build_nodes``)."""
     from jupyter_tfmem import estimator
 
-    steps, width = 50, 16
     seen: list[dict] = []
     real = estimator._build_nodes
 
@@ -759,6 +755,18 @@ def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypa
         out = real(*args, **kwargs)
         seen.append(out[0])
         return out
+
+    monkeypatch.setattr(estimator, "_build_nodes", spy)
+    return seen
+
+
+def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypatch):
+    # keras.ops.scan sizes its TensorArrays with tf.shape and carries its
+    # state in a one-slot array it overwrites: its stacked output had no
+    # shape (counted as 0 bytes), and the states the backward pass reads,
+    # kept alive by the pushes of each read, were not charged at all.
+    steps, width = 50, 16
+    seen = _built_nodes(monkeypatch)
 
     class Decay(keras.layers.Layer):
         def build(self, input_shape):
@@ -775,7 +783,6 @@ def test_a_keras_scan_keeps_every_steps_state_and_stacks_a_sized_output(monkeypa
             _, hs = keras.ops.scan(step, keras.ops.zeros_like(xs[0]), xs)
             return keras.ops.transpose(hs, (1, 0, 2))
 
-    monkeypatch.setattr(estimator, "_build_nodes", spy)
     inp = keras.Input((steps, width))
     x = keras.layers.GlobalAveragePooling1D()(Decay()(inp))
     model = keras.Model(inp, keras.layers.Dense(2)(x))
@@ -876,17 +883,7 @@ def test_a_pushed_view_of_the_steps_input_is_the_input_lists_element(monkeypatch
     # A ConvLSTM1D's input convolutions read ExpandDims of the step's input,
     # and the loop pushes that view for their filter gradients: it is still
     # the input list's element, so its accumulator adds nothing.
-    from jupyter_tfmem import estimator
-
-    seen: list[dict] = []
-    real = estimator._build_nodes
-
-    def spy(*args, **kwargs):
-        out = real(*args, **kwargs)
-        seen.append(out[0])
-        return out
-
-    monkeypatch.setattr(estimator, "_build_nodes", spy)
+    seen = _built_nodes(monkeypatch)
     steps, width, channels, batch = 10, 64, 64, 32
     inp = keras.Input((steps, width, channels))
     x = keras.layers.ConvLSTM1D(2, 3, padding="same")(inp)
