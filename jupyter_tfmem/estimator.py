@@ -2207,7 +2207,7 @@ def _rows(props1, props2, tensor: tuple[str, int]) -> int:
     return max(int(dims[0][0]), 1)
 
 
-def _walk_back(nodes, name: str, through: tuple[str, ...], limit: int = 32) -> str:
+def _walk_back(nodes, name: str, through: Set[str] | tuple[str, ...], limit: int = 32) -> str:
     """Where a value comes from: follow first inputs back through ``through`` ops."""
     for _ in range(limit + 1):
         node = nodes.get(name)
@@ -2495,8 +2495,8 @@ def _note_data_bound_loops(nodes, trips: dict[str, int], consts: dict[str, int],
             f"running {trips.get(frame, 1):,} times, the most its counter allows; TF runs it "
             "as often as the data says, and needs less if it stops sooner."
         )
+    longest = max(trips.values(), default=1)
     for frame in sorted(counted):
-        longest = max(trips.values(), default=1)
         notes.append(
             f"The while loop '{frame}' stops on a value the step computes and has no bound "
             f"the estimate can read: estimated as running {longest:,} "
@@ -2621,18 +2621,17 @@ def _size_tensor_lists(
         if elem is None:
             continue
         src = element_root(elem[0])
-        overwritten = _overwritten_slot(src, element_root, carried_next, slots, written)
         # A view shares its input's buffer: a 1D convolution pushes its
         # ExpandDims of the step's input, which is still the list's element.
         viewed = nodes.get(_walk_back(nodes, elem[0], _PUSH_VIEWS, len(nodes)))
+        overwritten = _overwritten_slot(viewed, element_root, carried_next, slots, written)
         # A pushed tensor is a reference, not a copy: a variable's value, a
         # loop-carried value (if kept where it was produced) or an element read
         # from another list add nothing; one tensor pushed twice counts once.
         if (
             src is None
-            or src.op == "ReadVariableOp"
-            or (src.op == "TensorListGetItem" and overwritten is None)
-            or (viewed is not src and viewed.op in ("ReadVariableOp", "TensorListGetItem"))
+            or viewed.op == "ReadVariableOp"
+            or (viewed.op == "TensorListGetItem" and overwritten is None)
             or (src.op == "Merge" and carried_next.get(src.name, ("",))[0] in accumulated)
             or (src.name, elem[1]) in pushed
         ):
@@ -3714,14 +3713,19 @@ def _runahead_ops(nodes) -> list[str]:
     from .engine.schedule import may_own_buffer
 
     for name in list(out):
-        frame = _frame_of(name)
-        while nodes[name].op in ALIAS_OPS and nodes[name].inputs:
-            name = nodes[name].inputs[0][0]
-            node = nodes.get(name)
-            if node is None or _frame_of(name) != frame or name in depends:
-                break
-            if may_own_buffer(node.op) and node.op not in _NO_ALLOC and name not in out:
-                out.append(name)
+        if nodes[name].op not in ALIAS_OPS:
+            continue
+        root = _walk_back(nodes, name, ALIAS_OPS, len(nodes))
+        node = nodes.get(root)
+        if (
+            node is not None
+            and _frame_of(root) == _frame_of(name)
+            and root not in depends
+            and root not in out
+            and may_own_buffer(node.op)
+            and node.op not in _NO_ALLOC
+        ):
+            out.append(root)
     # An op computed from loop constants alone (a mixed-precision cell's cast
     # of its kernel) runs in each of those iterations as soon as it opens,
     # before the data it is combined with exists: TF's profile of two
