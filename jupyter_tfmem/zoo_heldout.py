@@ -565,6 +565,21 @@ def gqa_decoder() -> Any:
     return keras.Model(inp, layers.Dense(8000)(x), name="gqa_decoder")
 
 
+def _pre_norm_pooled(
+    x: Any, blocks: int, heads: int, key_dim: int, hidden: int, activation: str = "gelu"
+) -> Any:
+    """``blocks`` pre-LayerNorm encoder blocks (self-attention, then a feed-forward
+    of ``hidden``, both residual) over ``x``'s tokens, normalized and mean-pooled."""
+    L = _keras().layers
+    width = x.shape[-1]
+    for _ in range(blocks):
+        h = L.LayerNormalization()(x)
+        x = x + L.MultiHeadAttention(heads, key_dim)(h, h)
+        h = L.LayerNormalization()(x)
+        x = x + L.Dense(width)(L.Dense(hidden, activation=activation)(h))
+    return L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+
+
 def vit_tiny() -> Any:
     """A four-block vision transformer on 32x32 RGB: 4x4 patches, 3 heads of 32."""
     keras = _keras()
@@ -572,12 +587,7 @@ def vit_tiny() -> Any:
     inp = keras.Input((32, 32, 3))
     x = layers.Reshape((64, 96))(layers.Conv2D(96, 4, strides=4)(inp))
     x = x + layers.Embedding(64, 96)(keras.ops.arange(64))
-    for _ in range(4):
-        h = layers.LayerNormalization()(x)
-        x = x + layers.MultiHeadAttention(3, 32)(h, h)
-        h = layers.LayerNormalization()(x)
-        x = x + layers.Dense(96)(layers.Dense(384, activation="gelu")(h))
-    x = layers.GlobalAveragePooling1D()(layers.LayerNormalization()(x))
+    x = _pre_norm_pooled(x, 4, 3, 32, 384)
     return keras.Model(inp, layers.Dense(10)(x), name="vit_tiny")
 
 
@@ -1133,12 +1143,7 @@ def _pre_norm_vit(
     inp = keras.Input((side, side, 3))
     x = L.Conv2D(dim, patch, strides=patch)(inp)
     x = L.Reshape(((side // patch) ** 2, dim))(x)
-    for _ in range(blocks):
-        h = L.LayerNormalization()(x)
-        x = x + L.MultiHeadAttention(heads, 32)(h, h)
-        h = L.LayerNormalization()(x)
-        x = x + L.Dense(dim)(L.Dense(hidden, activation="gelu")(h))
-    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    x = _pre_norm_pooled(x, blocks, heads, 32, hidden)
     return keras.Model(inp, L.Dense(10, activation="softmax")(x), name=name)
 
 
@@ -1471,11 +1476,7 @@ def conformer_lite() -> Any:
     L = keras.layers
     inp = keras.Input((128, 40))
     x = L.Conv1D(64, 5, padding="same", activation="relu")(inp)
-    h = L.LayerNormalization()(x)
-    x = x + L.MultiHeadAttention(4, 16)(h, h)
-    h = L.LayerNormalization()(x)
-    x = x + L.Dense(64)(L.Dense(256, activation="swish")(h))
-    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    x = _pre_norm_pooled(x, 1, 4, 16, 256, activation="swish")
     return keras.Model(inp, L.Dense(12, activation="softmax")(x), name="conformer_lite")
 
 
@@ -2987,12 +2988,7 @@ def patch_vit() -> Any:
     inp = keras.Input((64, 64, 3))
     x = L.Lambda(lambda t: ops.reshape(ops.image.extract_patches(t, 8), (-1, 64, 192)))(inp)
     x = L.Dense(96)(x)
-    for _ in range(2):
-        h = L.LayerNormalization()(x)
-        x = x + L.MultiHeadAttention(4, 24)(h, h)
-        h = L.LayerNormalization()(x)
-        x = x + L.Dense(96)(L.Dense(192, activation="gelu")(h))
-    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    x = _pre_norm_pooled(x, 2, 4, 24, 192)
     return keras.Model(inp, L.Dense(10)(x), name="patch_vit")
 
 
