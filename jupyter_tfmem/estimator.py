@@ -2692,6 +2692,8 @@ def _size_tensor_lists(
         )
 
     waiting = {node.name for node in ahead if may_own_buffer(node.op) and waits(node.name)}
+    if ahead:
+        _release_read_input_lists(nodes, trips, default_trip, ahead_names, consumers)
     shares = _runahead_shares([n for n in ahead if n.name in waiting], written_per_step)
     first_exits = _first_exits(nodes) if waiting else {}
     for node in ahead:
@@ -2724,6 +2726,93 @@ def _size_tensor_lists(
                 if node.op == "ZerosLike":  # a list of zero elements, each its own
                     node.pieces = holder.pieces
     return trips
+
+
+def _release_read_input_lists(
+    nodes, trips: dict[str, int], default_trip: int, ahead: Set[str], consumers
+) -> None:
+    """Free an inference loop's input list once its run-ahead readers have read it.
+
+    ``TensorListFromTensor`` copies every step of the input into an element
+    of its own, and the loop carries the list from iteration to iteration.
+    The last reference to it is the last iteration's: once that iteration's
+    ``TensorListGetItem`` has run, each element lives only as long as the ops
+    reading it.  When the loop is no longer than the executor's window
+    (``parallel_iterations``), every iteration opens at the start and reads
+    its element ahead of the state, so the list goes early: TF's profile of
+    a ``ConvLSTM3D`` over 6 frames (``convlstm3d_volumes_infer_b32``) frees
+    four of its six 1 MiB frames as the last iteration reads its own, and
+    the other two as their input convolutions end.  The replay kept the list
+    to the loop's end, through the carried value's ``NextIteration`` and its
+    ``Exit``; for such a list, read only by run-ahead work, those two now
+    keep their order (as control inputs) but not the list.  A longer loop
+    reads its last element near its end, so its list stays whole.
+    """
+    from .engine.opsem import ALIAS_OPS
+
+    def readers(name: str, idx: int | None = None) -> list[str]:
+        if idx is None:
+            return list(consumers.get(name, ()))
+        return [
+            c for c in consumers.get(name, ()) if any(s == (name, idx) for s in nodes[c].inputs)
+        ]
+
+    def read_ahead(name: str, depth: int = 0) -> bool:
+        """Every op reading ``name`` (through views) is run-ahead work."""
+        out = readers(name)
+        for c in out:
+            op = nodes[c].op
+            if op in ALIAS_OPS and depth < 8:
+                if not read_ahead(c, depth + 1):
+                    return False
+            elif c not in ahead:
+                return False
+        return bool(out)
+
+    for switch in nodes.values():
+        if switch.op != "Switch" or len(switch.inputs) != 2:
+            continue
+        pred, merge = nodes.get(switch.inputs[1][0]), nodes.get(switch.inputs[0][0])
+        if pred is None or pred.op != "LoopCond" or merge is None or merge.op != "Merge":
+            continue
+        entered = [
+            nodes.get(_walk_back(nodes, s, ("Enter", "Identity"), 8)) for s, _ in merge.inputs
+        ]
+        if not any(n is not None and n.op == "TensorListFromTensor" for n in entered):
+            continue
+        body = readers(switch.name, 1)
+        gets, carry = [], []
+        pending = list(body)
+        while pending:
+            c = pending.pop()
+            op = nodes[c].op
+            if op == "Identity":
+                pending.extend(readers(c))
+            elif op == "TensorListGetItem":
+                gets.append(c)
+            elif op == "NextIteration":
+                carry.append(c)
+            else:
+                gets = []
+                break
+        exits = readers(switch.name, 0)
+        if not gets or any(nodes[e].op != "Exit" or readers(e) for e in exits):
+            continue
+        frame = _frame_of(gets[0])
+        if trips.get(frame or "", default_trip) > _PARALLEL_ITERATIONS:
+            continue
+        if not all(read_ahead(g) for g in gets):
+            continue
+        for name in carry + exits:
+            node = nodes[name]
+            kept = [
+                s for s in node.inputs if _walk_back(nodes, s[0], ("Identity",), 8) != switch.name
+            ]
+            dropped = {s for s, _ in node.inputs} - {s for s, _ in kept}
+            node.inputs = kept
+            node.controls.extend(s for s in dropped if s not in node.controls)
+            if node.outputs and not kept:
+                node.outputs = [None if o is None else (0.0, 0.0, o[2]) for o in node.outputs]
 
 
 def _const_slot(nodes, consts: dict[str, int], name: str) -> int | None:

@@ -879,6 +879,34 @@ def test_a_conv_lstm1d_holds_the_input_convolutions_of_every_open_iteration():
     assert fp.peak_bytes < 4 * steps * per_iteration + 4 * 2**20
 
 
+def test_a_short_inference_loop_frees_its_input_list_once_run_ahead_has_read_it(monkeypatch):
+    # Every iteration of a loop no longer than parallel_iterations (32) opens
+    # at once and reads its element of the input list ahead of the state, so
+    # TF drops the list then (a ConvLSTM3D's profile frees its frames while
+    # the input convolutions fill memory); a longer loop reads its last
+    # element near its end.  Here the windows of input convolutions are 4
+    # input-lists large, and the list is freed before they are all made.
+    from jupyter_tfmem import estimator
+
+    width, channels, filters, batch = 64, 32, 32, 64
+
+    def peaks(steps: int) -> tuple[float, float]:
+        inp = keras.Input((steps, width, channels))
+        x = keras.layers.ConvLSTM1D(filters, 3, padding="same")(inp)
+        model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+        with_rule = jt.estimate(model, batch, training=False).peak_bytes
+        with monkeypatch.context() as m:
+            m.setattr(estimator, "_release_read_input_lists", lambda *args: None)
+            without = jt.estimate(model, batch, training=False).peak_bytes
+        return with_rule, without
+
+    input_list = batch * 10 * width * channels * 4
+    short, short_kept = peaks(10)
+    assert short <= short_kept - 0.75 * input_list
+    long, long_kept = peaks(40)
+    assert long == long_kept
+
+
 def test_a_pushed_view_of_the_steps_input_is_the_input_lists_element(monkeypatch):
     # A ConvLSTM1D's input convolutions read ExpandDims of the step's input,
     # and the loop pushes that view for their filter gradients: it is still
