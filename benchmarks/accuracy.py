@@ -153,6 +153,17 @@ def ensure_measured(
     return {c.name: cache[cache_key(c.name, env)] for c in cases}
 
 
+def cached_elsewhere(
+    cases: list[ZooCase], cpu: str, env: dict[str, str]
+) -> dict[str, dict[str, Any]] | None:
+    """Every case's cached record from ``cpu`` (None if one is missing)."""
+    cache = load_cache(VARIANTS_CACHE if env else CACHE)
+    keys = {c.name: cache_key(c.name, env, cpu) for c in cases}
+    if any(k not in cache for k in keys.values()):
+        return None
+    return {name: cache[key] for name, key in keys.items()}
+
+
 def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """One record over the runs of both: the median and range of all of them."""
     merged = Measurement.from_dict(new)
@@ -178,6 +189,8 @@ def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 #: Environment variable through which ``--as-vendor`` reaches the estimate process.
 VENDOR_VAR = "TFMEM_BENCH_CPU_VENDOR"
+#: ... and ``--as-flags``.
+FLAGS_VAR = "TFMEM_BENCH_CPU_FLAGS"
 
 
 def is_16bit(case: ZooCase) -> bool:
@@ -196,6 +209,11 @@ def estimate_worker(names: list[str], out: str) -> None:
         from jupyter_tfmem import estimator as _estimator
 
         _estimator._cpu_vendor = lambda: vendor
+    flags = os.environ.get(FLAGS_VAR)
+    if flags is not None:
+        from jupyter_tfmem import estimator as _estimator
+
+        _estimator._cpu_flags = lambda: frozenset(flags.split(","))
 
     try:
         from jupyter_tfmem import estimate
@@ -247,9 +265,24 @@ def estimate_worker(names: list[str], out: str) -> None:
 
 
 def run_estimates(
-    names: list[str], env: dict[str, str] | None = None, vendor: str | None = None
+    names: list[str],
+    env: dict[str, str] | None = None,
+    vendor: str | None = None,
+    flags: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Estimates from a child process, under the environment the cases were measured in."""
+    """Estimates from a child process, under the environment the cases were measured in.
+
+    With ``flags`` (another CPU's ``/proc/cpuinfo`` flags) the child estimates
+    as on that CPU, and TF in it turns oneDNN on or off as it would there,
+    since its graph passes follow that switch too.
+    """
+    child = {**os.environ, **(env or {}), **({VENDOR_VAR: vendor} if vendor else {})}
+    if flags is not None:
+        from jupyter_tfmem.estimator import onednn_on
+
+        child[FLAGS_VAR] = ",".join(flags)
+        if "TF_ENABLE_ONEDNN_OPTS" not in (env or {}):
+            child["TF_ENABLE_ONEDNN_OPTS"] = "1" if onednn_on(frozenset(flags), None) else "0"
     with tempfile.TemporaryDirectory(prefix="tfmem-bench-") as tmp:
         out = os.path.join(tmp, "estimates.json")
         cmd = [
@@ -267,7 +300,7 @@ def run_estimates(
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, **(env or {}), **({VENDOR_VAR: vendor} if vendor else {})},
+            env=child,
         )
         if proc.returncode != 0 or not os.path.exists(out):
             raise RuntimeError(f"estimate process failed:\n{proc.stderr[-3000:]}")
@@ -480,18 +513,29 @@ def print_report(rows: list[dict[str, Any]]) -> None:
 
 @functools.cache
 def cpu_model() -> str:
-    """The CPU's model name: measurements from another CPU are not this one's ground truth."""
+    """The CPU's model name: measurements from another CPU are not this one's ground truth.
+
+    Virtual machines may show one name ("AMD EPYC") for CPUs of different
+    generations, and TF turns oneDNN on by default only on some of them
+    (``estimator.onednn_on``): a CPU where it stays off is named so, since
+    its kernels, and what they allocate, are Eigen's.
+    """
+    from jupyter_tfmem.estimator import _cpu_flags, onednn_on
+
+    name = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
+                name = line.split(":", 1)[1].strip()
+                break
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return name if onednn_on(_cpu_flags(), None) else f"{name} (oneDNN off)"
 
 
-def machine_description() -> str:
-    cpu = cpu_model()
+def machine_description(cpu: str | None = None) -> str:
+    """This machine (``cpu``: the model of the one measured, if another) as the docs name it."""
+    cpu = cpu or cpu_model()
     mem = ""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -525,8 +569,9 @@ def write_docs(
     measured: dict[str, Any],
     path: Path = DOCS,
     env: dict[str, str] | None = None,
+    as_cpu: tuple[str, list[str]] | None = None,
 ) -> None:
-
+    """The accuracy page; ``as_cpu`` is (the CPU whose ground truth it is, its flags)."""
     devices = sorted({m.get("device", "?") for m in measured.values()})
     notes = sorted(
         {n for m in measured.values() for n in m.get("notes", []) if n.startswith("oneDNN")}
@@ -548,7 +593,15 @@ def write_docs(
         "",
         f"- Command: `{command}`",
         f"- Date: {_dt.date.today().isoformat()} (measured on {', '.join(dates)})",
-        f"- Machine: {machine_description()}",
+        f"- Machine: {machine_description(as_cpu[0] if as_cpu else None)}",
+        *(
+            [
+                f"- Estimated on {cpu_model()} as if on that machine (its CPU flags: "
+                f"{', '.join(f'`{f}`' for f in as_cpu[1])})"
+            ]
+            if as_cpu
+            else []
+        ),
         *(
             [
                 f"- Environment (measured and estimated in): "
@@ -656,6 +709,18 @@ def main(argv: list[str] | None = None) -> int:
         metavar="VENDOR_ID",
         help="estimate as if on a CPU of this vendor, e.g. GenuineIntel (no docs by default)",
     )
+    parser.add_argument(
+        "--as-cpu",
+        metavar="CPU",
+        help="score against this CPU model's cached ground truth instead of measuring here, "
+        "estimating as on it (needs --as-flags; docs only with --docs)",
+    )
+    parser.add_argument(
+        "--as-flags",
+        metavar="FLAGS",
+        help="comma-separated /proc/cpuinfo flags of the CPU to estimate as on, e.g. "
+        "avx2,avx512f,avx512bw,avx512_vnni,avx512_bf16",
+    )
     parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
     parser.add_argument("--estimate-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -673,14 +738,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs and --jobs must be at least 1")
     env = parse_env(args.env)
 
+    if bool(args.as_cpu) != bool(args.as_flags):
+        parser.error("--as-cpu and --as-flags go together")
+    flags = [f.strip() for f in args.as_flags.split(",") if f.strip()] if args.as_flags else None
     cache_path = VARIANTS_CACHE if env else CACHE
     print(f"ground truth for {len(cases)} case(s) (cache: {cache_path.relative_to(ROOT)})")
-    measured = ensure_measured(cases, args.runs, args.jobs, args.remeasure, env)
+    if args.as_cpu:
+        measured = cached_elsewhere(cases, args.as_cpu, env)
+        if measured is None:
+            parser.error(f"not every case has ground truth from {args.as_cpu!r} in the cache")
+    else:
+        measured = ensure_measured(cases, args.runs, args.jobs, args.remeasure, env)
     if args.measure_only:
         estimates: dict[str, Any] = {}
     else:
         print("estimating in a child process...", flush=True)
-        estimates = run_estimates([c.name for c in cases], env, args.as_vendor)
+        estimates = run_estimates([c.name for c in cases], env, args.as_vendor, flags)
     rows = build_rows(cases, measured, estimates)
     print()
     print_report(rows)
@@ -688,13 +761,14 @@ def main(argv: list[str] | None = None) -> int:
         for cpu in args.truth_cpu:
             print_other_cpu(cpu, cases, estimates, env)
 
-    default_docs = not args.cases and not env and not args.as_vendor
+    default_docs = not args.cases and not env and not args.as_vendor and not args.as_cpu
     docs = Path(args.docs) if args.docs else (DOCS if default_docs else None)
     if docs is not None and not args.measure_only:
         command = "python benchmarks/accuracy.py " + " ".join(
             a for a in (argv if argv is not None else sys.argv[1:])
         )
-        write_docs(rows, command.strip(), measured, docs, env)
+        as_cpu = (args.as_cpu, flags) if args.as_cpu and flags else None
+        write_docs(rows, command.strip(), measured, docs, env, as_cpu)
         print(f"\nwrote {docs}")
     return 0
 

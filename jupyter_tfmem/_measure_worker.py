@@ -347,9 +347,12 @@ def _make_batch(
 
 
 def _onednn_note() -> str:
+    from .estimator import _cpu_flags, onednn_on
+
     value = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
     if value is None:
-        return "oneDNN: TF default (on for x86 Linux builds)"
+        state = "on" if onednn_on(_cpu_flags(), None) else "off"
+        return f"oneDNN: TF default ({state} on this CPU)"
     return f"oneDNN: TF_ENABLE_ONEDNN_OPTS={value}"
 
 

@@ -2839,12 +2839,37 @@ def _eigen_dtypes() -> set[str]:
 
 
 def _onednn_dtypes() -> set[str]:
-    """Dtypes TF hands to oneDNN here: none with ``TF_ENABLE_ONEDNN_OPTS=0``."""
+    """Dtypes TF hands to oneDNN here: none where oneDNN is off (``onednn_on``)."""
     import os
 
-    if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1").strip().lower() in ("0", "false"):
+    flags = _cpu_flags()
+    if not onednn_on(flags, os.environ.get("TF_ENABLE_ONEDNN_OPTS")):
         return set()
-    return onednn_dtypes(_cpu_flags())
+    return onednn_dtypes(flags)
+
+
+#: ``/proc/cpuinfo`` flags any one of which makes TF turn oneDNN on by default
+#: on Linux (``DefaultOneDnnPolicy`` in ``tensorflow/core/util/port.cc``).
+ONEDNN_DEFAULT_FLAGS = frozenset(
+    {"avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16"}
+)
+
+
+def onednn_on(flags: frozenset[str] | None, setting: str | None) -> bool:
+    """Whether TF runs its oneDNN kernels on a CPU with these flags.
+
+    ``TF_ENABLE_ONEDNN_OPTS`` (``setting``) decides if it is ``0``/``1``/
+    ``false``/``true``; unset, TF's Linux x86 builds turn oneDNN on only for
+    CPUs with the neural-network instructions of ``ONEDNN_DEFAULT_FLAGS``
+    (Intel from Cascade Lake, AMD from Zen 4).  On an AMD EPYC with AVX2
+    alone TF runs Eigen's kernels: its max pool keeps no workspace, and its
+    gradient makes an int64 argmax instead.  ``None`` (flags unknown) counts
+    as on.
+    """
+    value = (setting or "").strip().lower()
+    if value in ("0", "false", "1", "true"):
+        return value in ("1", "true")
+    return flags is None or bool(flags & ONEDNN_DEFAULT_FLAGS)
 
 
 def onednn_dtypes(flags: frozenset[str] | None) -> set[str]:

@@ -75,3 +75,15 @@ def toy_footprint() -> Footprint:
 @pytest.fixture
 def hostile_footprint() -> Footprint:
     return make_footprint(hostile=True)
+
+
+@pytest.fixture
+def onednn_cpu(monkeypatch):
+    """The estimate as on a CPU where TF runs oneDNN by default (AVX512-BF16, an AMD EPYC
+    of the Zen 4 kind), whatever this machine is: on an AVX2-only CPU TF leaves it off."""
+    from jupyter_tfmem import estimator
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    flags = frozenset({"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16"})
+    monkeypatch.setattr(estimator, "_cpu_flags", lambda: flags)
+    return flags

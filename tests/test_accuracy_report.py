@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -53,3 +54,59 @@ def test_a_long_list_shows_only_the_cases_over_ten_percent(monkeypatch, capsys):
     out = _report(monkeypatch, capsys, names, errors)
     assert "the 2 cases off by more than 10%:" in out[3]
     assert {line.split()[0] for line in out[4:]} == {names[3], names[7]}
+
+
+def test_a_cpu_where_tf_leaves_onednn_off_has_ground_truth_of_its_own(monkeypatch):
+    # A VM's CPU may be named "AMD EPYC" whether it is a Zen 2 (AVX2: TF runs
+    # Eigen's kernels) or a Zen 4 (AVX512-BF16: oneDNN's), and the two
+    # allocate differently.
+    from jupyter_tfmem import estimator
+
+    names = {}
+    for label, flags in (("avx2", {"avx2", "fma"}), ("zen4", {"avx512f", "avx512_bf16"})):
+        monkeypatch.setattr(estimator, "_cpu_flags", lambda flags=flags: frozenset(flags))
+        accuracy.cpu_model.cache_clear()
+        names[label] = accuracy.cpu_model()
+    accuracy.cpu_model.cache_clear()
+    assert names["avx2"] == names["zen4"] + " (oneDNN off)"
+
+
+def test_as_cpu_scores_that_cpus_ground_truth_estimating_as_on_it(monkeypatch, tmp_path):
+    names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:2]
+    cache = {accuracy.cache_key(n, {}, CPU): _record(10.0, 9.0, 11.0) for n in names}
+    monkeypatch.setattr(accuracy, "load_cache", lambda path=None: cache)
+    children = []
+
+    def fake_run(cmd, env, **kwargs):  # the estimate process, not run
+        children.append(env)
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.write_text(json.dumps({names[0]: {"estimate": 11 * MIB}}))
+        return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(accuracy.subprocess, "run", fake_run)
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    docs = tmp_path / "acc.md"
+    flags = "avx2,avx512f,avx512_bf16"
+    args = ["--cases", ",".join(names), "--as-cpu", CPU, "--as-flags", flags, "--docs", str(docs)]
+    assert accuracy.main(args) == 0
+    (env,) = children
+    assert env[accuracy.FLAGS_VAR] == flags and env["TF_ENABLE_ONEDNN_OPTS"] == "1"
+    text = docs.read_text()
+    assert f"- Machine: {CPU}," in text and "as if on that machine" in text
+    assert "+10.0%" in text  # 11 MiB against the other CPU's 10
+    # an AVX2 CPU's flags: the estimate process runs TF with oneDNN off
+    children.clear()
+    assert accuracy.main([*args[:5], "avx2,fma"]) == 0
+    assert children[0]["TF_ENABLE_ONEDNN_OPTS"] == "0"
+
+
+def test_as_cpu_needs_its_flags_and_every_cases_ground_truth(monkeypatch):
+    import pytest
+
+    names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:2]
+    cache = {accuracy.cache_key(names[0], {}, CPU): _record(10.0, 9.0, 11.0)}
+    monkeypatch.setattr(accuracy, "load_cache", lambda path=None: cache)
+    with pytest.raises(SystemExit):
+        accuracy.main(["--cases", names[0], "--as-cpu", CPU])
+    with pytest.raises(SystemExit):
+        accuracy.main(["--cases", ",".join(names), "--as-cpu", CPU, "--as-flags", "avx2"])

@@ -199,7 +199,9 @@ def test_with_shared_cores_an_op_up_to_solo_ns_runs_at_full_speed():
     assert ends(2.0).index("short") < ends(2.0).index("long")
 
 
-def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(monkeypatch):
+def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(
+    monkeypatch, onednn_cpu
+):
     import keras
 
     from jupyter_tfmem import estimate
@@ -230,6 +232,7 @@ def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(m
         )
         monkeypatch.undo()
         monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
+        monkeypatch.setattr(E, "_cpu_flags", lambda: onednn_cpu)
         return fp
 
     both, side, turns = run(), run(False), run(True)
@@ -275,7 +278,7 @@ def _two_convs_with_simulations(monkeypatch) -> tuple[Any, list]:
     return keras.Model(inp, out), seen
 
 
-def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
+def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch, onednn_cpu):
     import keras
 
     from jupyter_tfmem import estimate
@@ -311,7 +314,9 @@ def test_onednn_runs_a_bias_gradient_inside_its_filter_gradient(monkeypatch):
         assert merged and all(filt not in deps[bias] for bias, filt in merged.items())
 
 
-def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_replayed(monkeypatch):
+def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_replayed(
+    monkeypatch, onednn_cpu
+):
     import keras
 
     from jupyter_tfmem import estimate

@@ -10,6 +10,7 @@ from _tflog import logged_allocations, step_allocations
 from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
 from jupyter_tfmem.estimator import (
     _const_slot,
+    _eigen_dtypes,
     _hold_runahead,
     _mark_dim0_views,
     _reduction_runs,
@@ -153,7 +154,9 @@ def test_a_list_index_is_constant_only_through_enters_not_merges():
     assert _const_slot(nodes, consts, f"{W}/switch/_0") is None
 
 
-#: /proc/cpuinfo flags of an AVX-512 CPU without float16 instructions (an AMD EPYC)
+#: /proc/cpuinfo flags of a CPU with AVX2 alone (an AMD EPYC of the Zen 2 kind)
+AVX2 = frozenset({"avx", "avx2", "fma"})
+#: ... of an AVX-512 CPU without float16 instructions (an AMD EPYC of the Zen 4 kind)
 AVX512 = frozenset({"avx2", "avx512f", "avx512bw", "avx512_bf16"})
 #: ... and of one with them (a Xeon with AVX512-FP16 and AMX)
 AVX512_FP16 = AVX512 | {"avx512_fp16", "amx_bf16", "amx_tile"}
@@ -187,6 +190,24 @@ def test_onednn_takes_the_dtypes_the_cpu_has_instructions_for(monkeypatch):
     assert _eigen_dtypes() == {"float16", "float64"}
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     assert _eigen_dtypes() == {"float16", "bfloat16", "float32", "float64"}
+    # Without AVX512-VNNI/BF16, AVX-VNNI or AMX, TF leaves oneDNN off unless asked
+    _on_cpu(monkeypatch, AVX2)
+    assert _eigen_dtypes() == {"float16", "bfloat16", "float32", "float64"}
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
+    assert _eigen_dtypes() == {"float16", "bfloat16", "float64"}
+    _on_cpu(monkeypatch, AVX2 | {"avx_vnni"})
+    assert _eigen_dtypes() == {"float16", "bfloat16", "float64"}
+
+
+def test_onednn_is_on_where_tf_turns_it_on():
+    from jupyter_tfmem.estimator import onednn_on
+
+    assert onednn_on(AVX512, None) and onednn_on(AVX512_FP16, None)
+    assert not onednn_on(AVX2, None)
+    assert not onednn_on(AVX2 | {"avx512f"}, None)  # AVX-512 alone (Skylake) is not enough
+    assert onednn_on(AVX2, "1") and onednn_on(AVX2, "True")
+    assert not onednn_on(AVX512, "0") and not onednn_on(AVX512, "false")
+    assert onednn_on(AVX2 | {"amx_tile"}, "") and onednn_on(None, None)
 
 
 def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
@@ -517,8 +538,9 @@ def test_tfs_max_pool_allocates_its_workspace_in_training():
         k = case["k"]
         elements = 8 * (32 // k) ** 2 * 16
         workspace = elements * (1 if k * k < 256 else 4)
-        if case["inputs"][0][1] == "float16" and not _float16_in_onednn():
-            # Eigen's pool recomputes the argmax
+        if case["inputs"][0][1] in _eigen_dtypes():
+            # Eigen's pool recomputes the argmax (float16 without AVX512-FP16,
+            # bfloat16 on a CPU without AVX-512)
             assert workspace not in sizes
         else:
             assert workspace in sizes
