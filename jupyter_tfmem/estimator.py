@@ -830,6 +830,7 @@ def _estimate_traced(
         _forward_fused_addends(optimized, nodes)
         _merge_pads_into_convolutions(optimized, nodes)
         _size_eigen_conv_buffers(nodes, props2, threads)
+        _note_eigen_channels_first(optimized, notes)
         _size_eigen_matmul_copies(nodes, props1, props2)
         _add_onednn_pool_workspaces(optimized, nodes)
         _add_eigen_pool_grad_temps(nodes)
@@ -3231,6 +3232,43 @@ def _add_reduction_transposes(graph_def, nodes, props1, props2) -> None:
             continue
         if all(_reduction_runs(s, {a % len(s) for a in axes}) > 3 for s in shapes):
             node.pre_temps = (*node.pre_temps, (spec[0], spec[1]))
+
+
+#: Convolutions TF's Eigen CPU kernels run in NHWC only.
+_NHWC_ONLY_ON_EIGEN = (
+    "Conv2D",
+    "_FusedConv2D",
+    "Conv2DBackpropInput",
+    "Conv2DBackpropFilter",
+    "Conv3D",
+    "Conv3DBackpropInputV2",
+    "Conv3DBackpropFilterV2",
+)
+
+
+def _note_eigen_channels_first(graph_def, notes: list[str]) -> None:
+    """Say so where TF cannot run the step on this CPU: channels-first convolutions on Eigen.
+
+    Where oneDNN is off (``onednn_on``: an AVX2-only CPU, or
+    ``TF_ENABLE_ONEDNN_OPTS=0``) or does not take the dtype, TF's Eigen
+    convolutions refuse NCHW ("only supports NHWC"): a ``channels_first``
+    model fails at its first step there, in inference as in training, though
+    it runs on a GPU.  The estimate is still given (for the GPU, or another
+    CPU); the note keeps it from reading as a promise for this one.
+    """
+    import tensorflow as tf
+
+    eigen = _eigen_dtypes()
+    for nd in graph_def.node:
+        if nd.op not in _NHWC_ONLY_ON_EIGEN or nd.attr["data_format"].s not in (b"NCHW", b"NCDHW"):
+            continue
+        if tf.as_dtype(nd.attr["T"].type).name in eigen:
+            notes.append(
+                "TF runs this CPU's convolutions with its own (Eigen) kernels, which take "
+                "channels-last data only: this model's channels_first convolutions will fail "
+                "here (they run on a GPU, or with oneDNN on: TF_ENABLE_ONEDNN_OPTS=1)."
+            )
+            return
 
 
 def _merge_pads_into_convolutions(graph_def, nodes) -> None:

@@ -1081,3 +1081,27 @@ def test_a_stateful_model_is_estimated_at_its_own_batch_and_no_other(jit):
     assert all(np.array_equal(a, b) for a, b in zip(states, after, strict=True))
     if not jit:  # batch 1, which other models trace at two larger batches
         assert jt.estimate(_stateful(1), 1).fixed_batch == 1
+
+
+def test_channels_first_convolutions_on_eigen_kernels_are_noted(monkeypatch, onednn_cpu):
+    # TF's Eigen convolutions take NHWC only: where oneDNN is off (an AVX2-only
+    # CPU, or TF_ENABLE_ONEDNN_OPTS=0) a channels_first model fails at its
+    # first step, so the estimate says so; with oneDNN it runs.
+    inp = keras.Input((3, 16, 16))
+    x = keras.layers.Conv2D(4, 3, data_format="channels_first")(inp)
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+
+    def noted(m, env: str | None) -> bool:
+        if env is None:
+            monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+        else:
+            monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", env)
+        fp = jt.estimate(m, 4, optimizer="sgd", loss="mse", device="CPU")
+        return any("channels_first" in n for n in fp.notes)
+
+    assert not noted(model, None)  # oneDNN on (the fixture's CPU)
+    assert noted(model, "0")
+    inp = keras.Input((16, 16, 3))
+    x = keras.layers.Conv2D(4, 3)(inp)
+    channels_last = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+    assert not noted(channels_last, "0")
