@@ -31,6 +31,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -597,7 +598,9 @@ def write_docs(
         *(
             [
                 f"- Estimated on {cpu_model()} as if on that machine (its CPU flags: "
-                f"{', '.join(f'`{f}`' for f in as_cpu[1])})"
+                f"{', '.join(f'`{f}`' for f in as_cpu[1])}). TF's own graph passes in "
+                "the estimating process still see this CPU's instructions, so a 16-bit "
+                "case's row may differ from an estimate made there"
             ]
             if as_cpu
             else []
@@ -764,8 +767,8 @@ def main(argv: list[str] | None = None) -> int:
     default_docs = not args.cases and not env and not args.as_vendor and not args.as_cpu
     docs = Path(args.docs) if args.docs else (DOCS if default_docs else None)
     if docs is not None and not args.measure_only:
-        command = "python benchmarks/accuracy.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:])
+        command = "python benchmarks/accuracy.py " + shlex.join(
+            argv if argv is not None else sys.argv[1:]
         )
         as_cpu = (args.as_cpu, flags) if args.as_cpu and flags else None
         write_docs(rows, command.strip(), measured, docs, env, as_cpu)
