@@ -123,7 +123,9 @@ def ensure_measured(
     A case cached with fewer runs is topped up: the missing runs are measured
     and the median is taken over all of them, so raising ``--runs`` costs only
     the new processes.  ``remeasure`` discards this CPU's records first; other
-    CPUs' records are kept and not used (``cache_key``).
+    CPUs' records are kept and not used (``cache_key``).  A case TF cannot
+    run here (a ``channels_first`` CNN on a CPU without oneDNN) is left out
+    of the result with a printed reason, and the other cases go on.
     """
     cache_path = VARIANTS_CACHE if env else CACHE
     cache = load_cache(cache_path)
@@ -133,13 +135,24 @@ def ensure_measured(
     todo = [(c, runs - len(cache.get(cache_key(c.name, env), {}).get("runs", ()))) for c in cases]
     todo = [(c, k) for c, k in todo if k > 0]
 
-    def work(item: tuple[ZooCase, int]) -> tuple[ZooCase, dict[str, Any]]:
+    def work(item: tuple[ZooCase, int]) -> tuple[ZooCase, dict[str, Any] | str]:
         case, missing = item
         print(f"  measuring {case.name} ({missing} fresh processes)...", flush=True)
-        return case, measure_case(case, missing, env)
+        try:
+            return case, measure_case(case, missing, env)
+        except Exception as exc:  # the case's own failure, reported below
+            return case, f"{type(exc).__name__}: {exc}"
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for case, record in pool.map(work, todo):
+            if isinstance(record, str):
+                lines = [line.strip() for line in record.splitlines() if line.strip()]
+                # TF's message is the line before its "[[{{node ...}}]]"
+                at = max((i for i, line in enumerate(lines) if line.startswith("[[")), default=0)
+                errors = (line for line in reversed(lines) if "Error" in line)
+                reason = lines[at - 1] if at else next(errors, lines[-1])
+                print(f"  {case.name}: not measured here ({reason[:300]})", flush=True)
+                continue
             key = cache_key(case.name, env)
             if key in cache:
                 record = merge_records(cache[key], record)
@@ -151,7 +164,7 @@ def ensure_measured(
                 f"{record['wall_seconds']:.0f} s",
                 flush=True,
             )
-    return {c.name: cache[cache_key(c.name, env)] for c in cases}
+    return {c.name: cache[k] for c in cases if (k := cache_key(c.name, env)) in cache}
 
 
 def cached_elsewhere(
@@ -571,8 +584,10 @@ def write_docs(
     path: Path = DOCS,
     env: dict[str, str] | None = None,
     as_cpu: tuple[str, list[str]] | None = None,
+    left_out: list[str] | None = None,
 ) -> None:
-    """The accuracy page; ``as_cpu`` is (the CPU whose ground truth it is, its flags)."""
+    """The accuracy page; ``as_cpu`` is (the CPU whose ground truth it is, its flags),
+    ``left_out`` the cases asked for that TF could not run here."""
     devices = sorted({m.get("device", "?") for m in measured.values()})
     notes = sorted(
         {n for m in measured.values() for n in m.get("notes", []) if n.startswith("oneDNN")}
@@ -611,6 +626,11 @@ def write_docs(
                 f"{', '.join(f'`{k}={v}`' for k, v in sorted(env.items()))}"
             ]
             if env
+            else []
+        ),
+        *(
+            [f"- Left out, TF could not run them here: {', '.join(f'`{n}`' for n in left_out)}"]
+            if left_out
             else []
         ),
         f"- TensorFlow {tf_version()}, Keras {importlib.metadata.version('keras')}, "
@@ -752,6 +772,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"not every case has ground truth from {args.as_cpu!r} in the cache")
     else:
         measured = ensure_measured(cases, args.runs, args.jobs, args.remeasure, env)
+    unmeasured = [c.name for c in cases if c.name not in measured]
+    if unmeasured:
+        print(f"left out, not measured here: {', '.join(unmeasured)}")
+        cases = [c for c in cases if c.name in measured]
     if args.measure_only:
         estimates: dict[str, Any] = {}
     else:
@@ -771,7 +795,7 @@ def main(argv: list[str] | None = None) -> int:
             argv if argv is not None else sys.argv[1:]
         )
         as_cpu = (args.as_cpu, flags) if args.as_cpu and flags else None
-        write_docs(rows, command.strip(), measured, docs, env, as_cpu)
+        write_docs(rows, command.strip(), measured, docs, env, as_cpu, unmeasured)
         print(f"\nwrote {docs}")
     return 0
 

@@ -110,3 +110,32 @@ def test_as_cpu_needs_its_flags_and_every_cases_ground_truth(monkeypatch):
         accuracy.main(["--cases", names[0], "--as-cpu", CPU])
     with pytest.raises(SystemExit):
         accuracy.main(["--cases", ",".join(names), "--as-cpu", CPU, "--as-flags", "avx2"])
+
+
+def test_a_case_tf_cannot_run_here_is_left_out_and_named(monkeypatch, tmp_path, capsys):
+    # A channels_first CNN fails at its first step on a CPU without oneDNN;
+    # the other cases are measured, estimated and written as usual.
+    names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:2]
+    cache: dict = {}
+    monkeypatch.setattr(accuracy, "load_cache", lambda path=None: cache)
+    monkeypatch.setattr(accuracy, "save_cache", lambda c, path=None: None)
+
+    def measure_case(case, runs, env):
+        if case.name == names[0]:
+            raise RuntimeError(
+                "measuring failed:\nTraceback\nInvalidArgumentError: Graph execution error:\n"
+                "Conv2DCustomBackpropFilterOp only supports NHWC.\n\t [[{{node conv}}]]"
+            )
+        return {**_record(10.0, 9.0, 11.0), "spread": 0.2, "wall_seconds": 1.0}
+
+    monkeypatch.setattr(accuracy, "measure_case", measure_case)
+    monkeypatch.setattr(
+        accuracy, "run_estimates", lambda n, *a: {k: {"estimate": 10 * MIB} for k in n}
+    )
+    docs = tmp_path / "acc.md"
+    assert accuracy.main(["--cases", ",".join(names), "--docs", str(docs)]) == 0
+    out = capsys.readouterr().out
+    assert f"{names[0]}: not measured here (Conv2DCustomBackpropFilterOp only supports" in out
+    text = docs.read_text()
+    assert f"- Left out, TF could not run them here: `{names[0]}`" in text
+    assert f"| {names[1]} " in text and f"| {names[0]} " not in text
