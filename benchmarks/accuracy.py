@@ -218,15 +218,13 @@ def estimate_worker(names: list[str], out: str) -> None:
     sys.path.insert(0, str(HERE))
     from baselines import BASELINES
 
+    from jupyter_tfmem import estimator as _estimator
+
     vendor = os.environ.get(VENDOR_VAR)
     if vendor:
-        from jupyter_tfmem import estimator as _estimator
-
         _estimator._cpu_vendor = lambda: vendor
     flags = os.environ.get(FLAGS_VAR)
     if flags is not None:
-        from jupyter_tfmem import estimator as _estimator
-
         _estimator._cpu_flags = lambda: frozenset(flags.split(","))
 
     try:

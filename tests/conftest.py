@@ -77,13 +77,25 @@ def hostile_footprint() -> Footprint:
     return make_footprint(hostile=True)
 
 
+#: /proc/cpuinfo flags of a CPU with AVX2 alone (an AMD EPYC of the Zen 2 kind)
+AVX2 = frozenset({"avx", "avx2", "fma"})
+#: ... of an AVX-512 CPU without float16 instructions (an AMD EPYC of the Zen 4 kind)
+AVX512 = frozenset({"avx2", "avx512f", "avx512bw", "avx512_bf16"})
+#: ... and of one with them (a Xeon with AVX512-FP16 and AMX)
+AVX512_FP16 = AVX512 | {"avx512_fp16", "amx_bf16", "amx_tile"}
+
+
+def on_cpu(monkeypatch, flags) -> None:
+    """The estimator as on a CPU with these flags, oneDNN left to TF's default for it."""
+    from jupyter_tfmem import estimator
+
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
+    monkeypatch.setattr(estimator, "_cpu_flags", lambda: flags)
+
+
 @pytest.fixture
 def onednn_cpu(monkeypatch):
     """The estimate as on a CPU where TF runs oneDNN by default (AVX512-BF16, an AMD EPYC
     of the Zen 4 kind), whatever this machine is: on an AVX2-only CPU TF leaves it off."""
-    from jupyter_tfmem import estimator
-
-    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
-    flags = frozenset({"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16"})
-    monkeypatch.setattr(estimator, "_cpu_flags", lambda: flags)
-    return flags
+    on_cpu(monkeypatch, AVX512)
+    return AVX512

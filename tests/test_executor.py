@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import on_cpu
 
 from jupyter_tfmem.engine.executor import CHEAP_OPS, WAKE_UP, op_duration, simulate
 from jupyter_tfmem.engine.schedule import Node, replay
@@ -232,7 +233,7 @@ def test_cpu_estimate_follows_kernels_side_by_side_and_notes_them_taking_turns(
         )
         monkeypatch.undo()
         monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
-        monkeypatch.setattr(E, "_cpu_flags", lambda: onednn_cpu)
+        on_cpu(monkeypatch, onednn_cpu)
         return fp
 
     both, side, turns = run(), run(False), run(True)

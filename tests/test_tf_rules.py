@@ -6,6 +6,7 @@ import math
 
 import pytest
 from _tflog import logged_allocations, step_allocations
+from conftest import AVX2, AVX512, AVX512_FP16, on_cpu
 
 from jupyter_tfmem.engine.schedule import Node, replay, topo_fifo_order
 from jupyter_tfmem.estimator import (
@@ -154,22 +155,6 @@ def test_a_list_index_is_constant_only_through_enters_not_merges():
     assert _const_slot(nodes, consts, f"{W}/switch/_0") is None
 
 
-#: /proc/cpuinfo flags of a CPU with AVX2 alone (an AMD EPYC of the Zen 2 kind)
-AVX2 = frozenset({"avx", "avx2", "fma"})
-#: ... of an AVX-512 CPU without float16 instructions (an AMD EPYC of the Zen 4 kind)
-AVX512 = frozenset({"avx2", "avx512f", "avx512bw", "avx512_bf16"})
-#: ... and of one with them (a Xeon with AVX512-FP16 and AMX)
-AVX512_FP16 = AVX512 | {"avx512_fp16", "amx_bf16", "amx_tile"}
-
-
-def _on_cpu(monkeypatch, flags) -> None:
-    """oneDNN on (TF's default) on a CPU with these flags."""
-    from jupyter_tfmem import estimator
-
-    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS", raising=False)
-    monkeypatch.setattr(estimator, "_cpu_flags", lambda: flags)
-
-
 def test_onednn_takes_the_dtypes_the_cpu_has_instructions_for(monkeypatch):
     from jupyter_tfmem.estimator import _eigen_dtypes, onednn_dtypes
 
@@ -184,18 +169,18 @@ def test_onednn_takes_the_dtypes_the_cpu_has_instructions_for(monkeypatch):
         "float16",
     }
     assert onednn_dtypes(None) == {"float32", "bfloat16"}  # no /proc/cpuinfo
-    _on_cpu(monkeypatch, AVX512_FP16)
+    on_cpu(monkeypatch, AVX512_FP16)
     assert _eigen_dtypes() == {"float64"}
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
     assert _eigen_dtypes() == {"float16", "float64"}
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     assert _eigen_dtypes() == {"float16", "bfloat16", "float32", "float64"}
     # Without AVX512-VNNI/BF16, AVX-VNNI or AMX, TF leaves oneDNN off unless asked
-    _on_cpu(monkeypatch, AVX2)
+    on_cpu(monkeypatch, AVX2)
     assert _eigen_dtypes() == {"float16", "bfloat16", "float32", "float64"}
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
     assert _eigen_dtypes() == {"float16", "bfloat16", "float64"}
-    _on_cpu(monkeypatch, AVX2 | {"avx_vnni"})
+    on_cpu(monkeypatch, AVX2 | {"avx_vnni"})
     assert _eigen_dtypes() == {"float16", "bfloat16", "float64"}
 
 
@@ -213,7 +198,7 @@ def test_onednn_is_on_where_tf_turns_it_on():
 def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     from jupyter_tfmem.estimator import _size_eigen_conv_buffers
 
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
 
     def conv_grad(dtype):
         node = Node("g", "Conv2DBackpropInput", [("s", 0), ("w", 0), ("dy", 0)], [], [])
@@ -226,7 +211,7 @@ def test_eigen_convolution_gradients_get_their_column_buffer(monkeypatch):
     half = conv_grad("float16")
     _size_eigen_conv_buffers(half, props, threads=2)
     assert half["g"].scratch == (145 * 256 * 288 * 2, 0.0)
-    _on_cpu(monkeypatch, AVX512_FP16)  # float16 goes to oneDNN too
+    on_cpu(monkeypatch, AVX512_FP16)  # float16 goes to oneDNN too
     half = conv_grad("float16")
     _size_eigen_conv_buffers(half, props, threads=2)
     assert half["g"].scratch is None
@@ -314,7 +299,7 @@ def test_tfs_float64_pool_gradient_recomputes_its_argmax_and_works_in_place(monk
         _add_eigen_pool_grad_temps(nodes)
         return nodes["grad"]
 
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
     grad = pool_grad("float64")
     assert grad.pre_temps == ((0.0, 4096.0), (0.0, 4096.0))
     assert grad.pre_temp_inputs == (1, None) and grad.forwards == {0: (0,)}
@@ -333,7 +318,7 @@ def _product_shapes(n: int) -> dict:
 def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch):
     from jupyter_tfmem.estimator import _B1, _B2, _size_eigen_matmul_copies
 
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
     props = (_product_shapes(_B1), _product_shapes(_B2))
     half = _product("MatMul", "float16")
     _size_eigen_matmul_copies(half, *props)
@@ -343,7 +328,7 @@ def test_float16_products_get_float32_copies_of_operands_and_output(monkeypatch)
         other = _product("BatchMatMulV2", dtype)
         _size_eigen_matmul_copies(other, *props)
         assert other["p"].post_temps == ()
-    _on_cpu(monkeypatch, AVX512_FP16)
+    on_cpu(monkeypatch, AVX512_FP16)
     half = _product("MatMul", "float16")
     _size_eigen_matmul_copies(half, *props)
     assert half["p"].post_temps == ()
@@ -359,7 +344,7 @@ def test_integer_products_get_copies_of_their_operands_in_the_output_dtype(monke
     used as it is."""
     from jupyter_tfmem.estimator import _size_eigen_matmul_copies
 
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
 
     def product(x_dtype: str, w_dtype: str, out_dtype: str) -> Node:
         nodes = {
@@ -494,7 +479,7 @@ def _pool_graph(ksize: int, dtype: str, with_grad: bool):
 def test_onednn_max_pools_hand_their_gradient_a_workspace(monkeypatch):
     from jupyter_tfmem.estimator import _add_onednn_pool_workspaces
 
-    _on_cpu(monkeypatch, AVX512)
+    on_cpu(monkeypatch, AVX512)
     # float32 output of 4096 bytes per sample: 1024 elements, one byte each
     gd, nodes = _pool_graph(2, "float32", with_grad=True)
     _add_onednn_pool_workspaces(gd, nodes)
@@ -509,7 +494,7 @@ def test_onednn_max_pools_hand_their_gradient_a_workspace(monkeypatch):
         gd, nodes = _pool_graph(2, dtype, with_grad=grad)
         _add_onednn_pool_workspaces(gd, nodes)
         assert len(nodes["pool"].outputs) == 1
-    _on_cpu(monkeypatch, AVX512_FP16)
+    on_cpu(monkeypatch, AVX512_FP16)
     gd, nodes = _pool_graph(2, "float16", with_grad=True)
     _add_onednn_pool_workspaces(gd, nodes)
     assert len(nodes["pool"].outputs) == 2
