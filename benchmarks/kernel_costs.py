@@ -81,8 +81,6 @@ def timed(fn, repeats: int = 30) -> float:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    import tensorflow as tf
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--dtypes",
@@ -104,7 +102,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time only the cross-entropy kernels against an element-wise product",
     )
+    parser.add_argument(
+        "--channels",
+        metavar="DTYPE",
+        help="time Eigen's filter and input gradients together over a grid of channel "
+        "counts in DTYPE (float32, float64) and fit the engine's EIGEN_FILTER_GRAD_FIT",
+    )
     args = parser.parse_args(argv)
+    if args.channels:  # TF's own (Eigen) kernels on any CPU
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    import tensorflow as tf
+
+    if args.channels:
+        channel_grid(tf, args.channels)
+        return 0
     if args.xent:
         cross_entropies(tf)
         return 0
@@ -413,60 +424,135 @@ RACING_SHAPES = [
 ]
 
 
-def side_by_side(tf, repeats: int = 40) -> None:
-    """Filter and input gradients started together: their times and which ends first.
+def _pair_times(tf, dt, shape, repeats: int) -> tuple[float, float, float, float, int]:
+    """One convolution's filter and input gradients, started together and alone.
 
-    Each pair runs in both graph orders (the filter gradient's op made first,
-    then the input gradient's first), since the executor runs one of two ops
-    made ready together on its own thread and queues the other.
+    Returns the median ms from their common start to each one's end (filter,
+    input), their medians alone (filter, input), and in how many of the
+    ``repeats`` runs together the filter gradient ended first.  Built as a
+    TF1 graph run by a session: in a ``tf.function`` the automatic control
+    dependencies chain the stateful ``tf.timestamp`` ops, so the first end
+    was read only once both gradients had ended (the ratio came out 1.00).
     """
     import statistics
 
-    strides = [1, 1, 1, 1]
-    ratios = []
-    for n, h, w, cin, cout, kh, kw in SHAPES + RACING_SHAPES:
-        x = tf.random.normal((n, h, w, cin))
-        k = tf.random.normal((kh, kw, cin, cout))
-        dy = tf.random.normal((n, h, w, cout))
+    n, h, w, cin, cout, kh, kw = shape
+    same = {"strides": [1, 1, 1, 1], "padding": "SAME"}
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.Variable(tf.cast(tf.random.normal((n, h, w, cin)), dt))
+        k = tf.Variable(tf.cast(tf.random.normal((kh, kw, cin, cout)), dt))
+        dy = tf.Variable(tf.cast(tf.random.normal((n, h, w, cout)), dt))
+        ins = [tf.identity(x), tf.identity(k), tf.identity(dy)]
 
-        def pair(x, k, dy, filter_made_first: bool):
-            same = {"out_backprop": dy, "strides": strides, "padding": "SAME"}
-            start = tf.timestamp()
-            with tf.control_dependencies([start]):
-                made = {}
-                for kind in ("filter", "input") if filter_made_first else ("input", "filter"):
-                    if kind == "filter":
-                        made[kind] = tf.raw_ops.Conv2DBackpropFilter(
-                            input=x, filter_sizes=tf.shape(k), **same
-                        )
-                    else:
-                        made[kind] = tf.raw_ops.Conv2DBackpropInput(
-                            input_sizes=tf.shape(x), filter=k, **same
-                        )
-            ends = []
-            for kind in ("filter", "input"):
-                with tf.control_dependencies([made[kind]]):
-                    ends.append((tf.timestamp() - start) * 1e3)
+        def grad_filter(after):
+            with tf.control_dependencies(after):
+                return tf.raw_ops.Conv2DBackpropFilter(
+                    input=ins[0], filter_sizes=tf.shape(k), out_backprop=ins[2], **same
+                )
+
+        def grad_input(after):
+            with tf.control_dependencies(after):
+                return tf.raw_ops.Conv2DBackpropInput(
+                    input_sizes=tf.shape(x), filter=ins[1], out_backprop=ins[2], **same
+                )
+
+        def stamp(after):
+            with tf.control_dependencies(after):
+                return tf.timestamp()
+
+        def used(stamps, grads):
             # reading one element of each keeps Grappler from pruning them
-            kept = made["filter"][0, 0, 0, 0] + made["input"][0, 0, 0, 0]
-            return ends[0], ends[1], kept
+            with tf.control_dependencies(stamps):
+                return [*stamps, sum(tf.reduce_sum(g[0, 0, 0]) for g in grads)]
 
-        for filter_made_first in (True, False):
-            step = tf.function(lambda x, k, dy, first=filter_made_first: pair(x, k, dy, first))
-            step(x, k, dy)
-            runs = [tuple(float(t) for t in step(x, k, dy)[:2]) for _ in range(repeats)]
-            filters = statistics.median(r[0] for r in runs)
-            inputs = statistics.median(r[1] for r in runs)
-            first = sum(f < i for f, i in runs)
-            ratios.append(statistics.median(f / i for f, i in runs))
-            print(
-                f"x {(n, h, w, cin)} kernel {(kh, kw, cin, cout)}, "
-                f"{'filter' if filter_made_first else 'input'} gradient made first: "
-                f"filter gradient {filters:.2f} ms, input gradient {inputs:.2f} ms from "
-                f"their start, ratio {ratios[-1]:.2f}, filter gradient ends first in "
-                f"{first} of {repeats}"
-            )
+        begin = stamp(ins)
+        filt, inp = grad_filter([begin]), grad_input([begin])
+        together = used([begin, stamp([filt]), stamp([inp])], [filt, inp])
+        begin_f = stamp(ins)
+        filt_alone = grad_filter([begin_f])
+        end_f = stamp([filt_alone])
+        begin_i = stamp([end_f])
+        inp_alone = grad_input([begin_i])
+        alone = used([begin_f, end_f, begin_i, stamp([inp_alone])], [filt_alone, inp_alone])
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(together)
+            session.run(alone)
+            runs = [session.run(together) for _ in range(repeats)]
+            solo = [session.run(alone) for _ in range(max(3, repeats // 2))]
+    ms = statistics.median
+    return (
+        ms((f - s) * 1e3 for s, f, _, _ in runs),
+        ms((i - s) * 1e3 for s, _, i, _ in runs),
+        ms((f - s) * 1e3 for s, f, _, _, _ in solo),
+        ms((i - s) * 1e3 for _, _, s, i, _ in solo),
+        sum(f < i for _, f, i, _ in runs),
+    )
+
+
+def side_by_side(tf, repeats: int = 15) -> None:
+    """Filter and input gradients started together: their times and which ends first.
+
+    The executor runs one of two ops made ready together on its own thread
+    and queues the other; with two inter-op threads both run at once and
+    share the intra-op pool, which is what the replay's side-by-side
+    schedule assumes.  Printed with each pair's ratio alone.
+    """
+    ratios = []
+    for shape in SHAPES + RACING_SHAPES:
+        filt, inp, filt_alone, inp_alone, first = _pair_times(tf, tf.float32, shape, repeats)
+        ratios.append(filt / inp)
+        print(
+            f"x {shape[:4]} kernel {shape[5:] + shape[3:5]}: together, filter gradient "
+            f"{filt:.2f} ms, input gradient {inp:.2f} ms from their start, ratio "
+            f"{filt / inp:.2f}, filter gradient ends first in {first} of {repeats}; "
+            f"alone, ratio {filt_alone / inp_alone:.2f}"
+        )
     print(f"geometric mean ratio side by side: {_geomean(ratios):.2f}")
+
+
+#: Channel counts of the grid ``--channels`` times (3x3 kernels, as in most CNNs).
+CHANNEL_GRID = (16, 32, 64, 128, 256)
+
+
+def channel_grid(tf, dtype: str, repeats: int = 9) -> None:
+    """Eigen's filter gradient over its input gradient, together, across channel counts.
+
+    Runs with oneDNN off (``TF_ENABLE_ONEDNN_OPTS=0`` is set before TF is
+    imported), so that TF's own kernels run on any CPU.  Each 3x3
+    convolution's batch and size keep it near 0.3 GFLOP.  Prints every
+    ratio, then the least-squares fit of ``log ratio`` on ``log C_in``,
+    ``log C_out`` and their product, which the engine's
+    ``EIGEN_FILTER_GRAD_FIT`` holds.
+    """
+    import numpy as np
+
+    dt = getattr(tf, dtype)
+    rows, ratios = [], []
+    for cin in CHANNEL_GRID:
+        for cout in CHANNEL_GRID:
+            hw = 32 if cin * cout <= 4096 else 16
+            n = max(4, min(64, int(0.3e9 / (2 * hw * hw * 9 * cin * cout))))
+            filt, inp, filt_alone, inp_alone, _ = _pair_times(
+                tf, dt, (n, hw, hw, cin, cout, 3, 3), repeats
+            )
+            ratios.append(filt / inp)
+            a, b = math.log(cin), math.log(cout)
+            rows.append([1.0, a, b, a * b])
+            print(
+                f"{dtype} x {(n, hw, hw, cin)} to {cout} channels: together {filt / inp:.2f}, "
+                f"alone {filt_alone / inp_alone:.2f}",
+                flush=True,
+            )
+    fit, *_ = np.linalg.lstsq(np.array(rows), np.log(ratios), rcond=None)
+    residual = np.log(ratios) - np.array(rows) @ fit
+    print(
+        f"{dtype}: geometric mean {_geomean(ratios):.2f} (from {min(ratios):.2f} to "
+        f"{max(ratios):.2f}); fit log ratio = {fit[0]:.3f} + {fit[1]:.3f} log C_in + "
+        f"{fit[2]:.3f} log C_out + {fit[3]:.4f} log C_in log C_out, "
+        f"rms residual {float(np.sqrt(np.mean(residual**2))):.2f}"
+    )
 
 
 def _filter_over_input(tf, dt, op: str, x_shape, kernel_shape, out_depth: int) -> float:
