@@ -39,12 +39,16 @@ gives (a float16 filter gradient can take seconds: this takes some minutes).
     python benchmarks/kernel_costs.py --side-by-side
 
 With ``--side-by-side`` it starts each shape's filter and input gradients
-together in one tf.function, as a training step's executor does (both wait
-for one ``tf.timestamp``, and each is followed by one of its own), and
-prints each one's time from the common start, their ratio, and in how many
-of the runs the filter gradient ended first.  Alone, on the AMD EPYC of
-session 43, the ratios were 0.97 to 1.06; in TF's profile of a CNN step, one
-pair ran at 0.90 side by side.
+together in a TF1 graph run by a session (both wait for one
+``tf.timestamp``, and each is followed by one of its own), and prints each
+one's time from the common start, their ratio, in how many of the runs
+the filter gradient ended first, and their ratio alone.  With
+``--channels DTYPE`` it does the same over a grid of 3x3 convolutions
+(input and output channels each 16 to 256) with TF's Eigen kernels, and
+fits the log ratio on the channel counts (docs/engine.md: the ratio
+together does not follow them, so the engine keeps one constant).
+
+    python benchmarks/kernel_costs.py --channels float32
 """
 
 from __future__ import annotations
