@@ -521,19 +521,22 @@ CHANNEL_GRID = (16, 32, 64, 128, 256)
 
 
 def channel_grid(tf, dtype: str, repeats: int = 9) -> None:
-    """Eigen's filter gradient over its input gradient, together, across channel counts.
+    """Eigen's filter gradient over its input gradient across channel counts.
 
     Runs with oneDNN off (``TF_ENABLE_ONEDNN_OPTS=0`` is set before TF is
     imported), so that TF's own kernels run on any CPU.  Each 3x3
     convolution's batch and size keep it near 0.3 GFLOP.  Prints every
-    ratio, then the least-squares fit of ``log ratio`` on ``log C_in``,
-    ``log C_out`` and their product, which the engine's
-    ``EIGEN_FILTER_GRAD_FIT`` holds.
+    ratio, together and alone, then per kind the least-squares fit of
+    ``log ratio`` on ``log C_in``, ``log C_out`` and their product.  The
+    engine's ``EIGEN_FILTER_GRAD_FIT`` holds the fit alone: started
+    together the two share the intra-op pool and the ratio is noisier, and
+    the fit alone follows the ratios TF's own steps show (docs/engine.md).
     """
     import numpy as np
 
     dt = getattr(tf, dtype)
-    rows, ratios = [], []
+    rows: list[list[float]] = []
+    ratios: dict[str, list[float]] = {"together": [], "alone": []}
     for cin in CHANNEL_GRID:
         for cout in CHANNEL_GRID:
             hw = 32 if cin * cout <= 4096 else 16
@@ -541,7 +544,8 @@ def channel_grid(tf, dtype: str, repeats: int = 9) -> None:
             filt, inp, filt_alone, inp_alone, _ = _pair_times(
                 tf, dt, (n, hw, hw, cin, cout, 3, 3), repeats
             )
-            ratios.append(filt / inp)
+            ratios["together"].append(filt / inp)
+            ratios["alone"].append(filt_alone / inp_alone)
             a, b = math.log(cin), math.log(cout)
             rows.append([1.0, a, b, a * b])
             print(
@@ -549,14 +553,15 @@ def channel_grid(tf, dtype: str, repeats: int = 9) -> None:
                 f"alone {filt_alone / inp_alone:.2f}",
                 flush=True,
             )
-    fit, *_ = np.linalg.lstsq(np.array(rows), np.log(ratios), rcond=None)
-    residual = np.log(ratios) - np.array(rows) @ fit
-    print(
-        f"{dtype}: geometric mean {_geomean(ratios):.2f} (from {min(ratios):.2f} to "
-        f"{max(ratios):.2f}); fit log ratio = {fit[0]:.3f} + {fit[1]:.3f} log C_in + "
-        f"{fit[2]:.3f} log C_out + {fit[3]:.4f} log C_in log C_out, "
-        f"rms residual {float(np.sqrt(np.mean(residual**2))):.2f}"
-    )
+    for kind, values in ratios.items():
+        fit, *_ = np.linalg.lstsq(np.array(rows), np.log(values), rcond=None)
+        residual = np.log(values) - np.array(rows) @ fit
+        print(
+            f"{dtype} {kind}: geometric mean {_geomean(values):.2f} (from {min(values):.2f} "
+            f"to {max(values):.2f}); fit log ratio = {fit[0]:.3f} + {fit[1]:.3f} log C_in + "
+            f"{fit[2]:.3f} log C_out + {fit[3]:.4f} log C_in log C_out, "
+            f"rms residual {float(np.sqrt(np.mean(residual**2))):.2f}"
+        )
 
 
 def _filter_over_input(tf, dt, op: str, x_shape, kernel_shape, out_depth: int) -> float:

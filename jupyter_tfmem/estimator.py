@@ -3428,7 +3428,8 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         # only a filter gradient's duration reads it; an unknown dtype gets float32's
         first = node.outputs[0] if node.outputs else None
         dtype = _dtype_name(first[2]) if first is not None else ""
-        filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags)
+        kernel = _shape(props1, (name, 0)) if node.op == "Conv2DBackpropFilter" else None
+        filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags, kernel)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]

@@ -564,6 +564,75 @@ def test_the_loss_kernel_runs_long_enough_for_a_metric_to_start_beside_it(monkey
     )
 
 
+def test_an_eigen_filter_gradient_follows_its_channels():
+    # TF's own (Eigen) filter gradient, timed alone against the input
+    # gradient over 3x3 convolutions with 16 to 256 channels in and out
+    # (kernel_costs.py --channels float32): 2 to 3.6 times as long with
+    # many input and few output channels, under 1 with 256 output channels.
+    from jupyter_tfmem.engine.executor import _FILTER_GRAD_SLOWDOWN, filter_grad_slowdown
+
+    def eigen(kernel, dtype="float32"):
+        return filter_grad_slowdown("Conv2DBackpropFilter", dtype, False, None, kernel)
+
+    assert eigen((3, 3, 256, 16)) > 2.0
+    assert eigen((3, 3, 256, 256)) < 0.9
+    assert eigen((3, 3, 64, 32)) > eigen((3, 3, 64, 128))
+    assert eigen((3, 3, 64, 32), "float64") == eigen((3, 3, 64, 32))
+    # outside the timed grid, its nearest edge
+    assert eigen((3, 3, 2048, 3)) == eigen((3, 3, 256, 16))
+    # oneDNN's kernels, a 1x1 kernel (no column matrix), an Eigen float16
+    # kernel and a kernel of unknown shape keep the constant
+    for slowdown in (
+        filter_grad_slowdown("Conv2DBackpropFilter", "float32", True, None, (3, 3, 256, 16)),
+        eigen((1, 1, 256, 16)),
+        eigen((3, 3, 256, 16), "float16"),
+        eigen(None),
+        eigen((3, 3, None, 16)),
+    ):
+        assert slowdown == _FILTER_GRAD_SLOWDOWN
+
+
+def test_the_replay_times_eigen_filter_gradients_by_their_channels(monkeypatch):
+    # On a CPU where TF runs no oneDNN (AVX2 alone), a convolution from 64
+    # channels to 16 spends about 1.8 times as long on its filter gradient,
+    # against its input gradient, as oneDNN's kernels do.
+    import conftest
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+    from jupyter_tfmem.engine import executor
+
+    inp = keras.Input((16, 16, 64))
+    x = keras.layers.Conv2D(16, 3, padding="same")(keras.layers.Conv2D(64, 3, padding="same")(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
+    real = estimator._executor_events
+
+    def filter_over_input(flags) -> float:
+        seen: dict[tuple[str, str], float] = {}
+
+        def spy(nodes, order, durations, *args, **kwargs):
+            for name, node in nodes.items():
+                if node.op in ("Conv2DBackpropFilter", "Conv2DBackpropInput"):
+                    seen[(name.rsplit("/", 1)[0], node.op)] = durations[name]
+            return real(nodes, order, durations, *args, **kwargs)
+
+        on_cpu(monkeypatch, flags)
+        monkeypatch.setattr(estimator, "_executor_events", spy)
+        estimate(model, 32, optimizer="sgd", loss="mse", device="CPU")
+        conv = next(c for c, op in seen if op == "Conv2DBackpropInput")
+        return seen[(conv, "Conv2DBackpropFilter")] / seen[(conv, "Conv2DBackpropInput")]
+
+    eigen = executor.filter_grad_slowdown(
+        "Conv2DBackpropFilter", "float32", False, None, (3, 3, 64, 16)
+    )
+    factor = eigen / executor._FILTER_GRAD_SLOWDOWN
+    assert factor > 1.5
+    # both durations carry a kernel's overhead and bytes moved, so the
+    # factor shows to ~15%
+    measured = filter_over_input(conftest.AVX2) / filter_over_input(conftest.AVX512)
+    assert 0.85 * factor < measured <= factor
+
+
 @pytest.mark.parametrize(
     ("precision", "onednn", "timed_on", "not_timed_on", "ratio"),
     [

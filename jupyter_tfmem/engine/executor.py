@@ -89,8 +89,9 @@ FILTER_GRAD_SLOWDOWN_RANGE = (0.90, 1.40)
 #: takes 37 to 665 times as long as the input gradient (geometric means 285
 #: and 258 in two runs), a ``bfloat16`` one 1.3 to 2.7 times (1.83 and 1.58).
 #: These are the means of the two runs.  TF's Eigen kernels, which take every
-#: dtype oneDNN does not, keep about float32's ratio (``float16`` 0.62 to
-#: 1.01 with oneDNN off).  A convolution's slow filter gradient is still
+#: dtype oneDNN does not, keep about float32's ratio in 16 bits (``float16``
+#: 0.62 to 1.01 with oneDNN off); in float32 and float64 theirs follows the
+#: channels (``EIGEN_FILTER_GRAD_FIT``).  A convolution's slow filter gradient is still
 #: running when the next layer's input gradient allocates: the
 #: ``mixed_float16`` small CNN's estimate went from +21.9% to +5.5%.
 #: Each ratio holds on CPUs with the instruction set it was timed on, so each
@@ -166,19 +167,53 @@ REDUCTION_SLOWDOWN = {"GenuineIntel": 2.2, "AuthenticAMD": 0.77}
 _REDUCTION_SLOWDOWN = REDUCTION_SLOWDOWN["GenuineIntel"]
 
 
+#: TF's own (Eigen) filter gradient, where oneDNN does not run the dtype,
+#: builds the input's column matrix and multiplies it by the output gradient
+#: into a filter-sized result; the input gradient multiplies first and
+#: scatters the columns back.  Their ratio follows the channels: timed alone
+#: on an AVX2 AMD EPYC over 3x3 convolutions with 16 to 256 input and output
+#: channels each (``python benchmarks/kernel_costs.py --channels float32``),
+#: 2 to 3.6 with many input and few output channels, 0.6 to 0.9 with 256
+#: output channels, geometric mean 1.28.  ``log ratio = c0 + c1 log C_in +
+#: c2 log C_out + c3 log C_in log C_out`` fits the 25 to an rms of 0.12
+#: (three runs gave nearly these coefficients).  Against the ratios TF's own
+#: steps showed there (level-1 profiles of six float32 CNNs, 46 pairs), the
+#: fit is off by an rms of 0.38 in log ratio, the constant by 0.50; for
+#: float64 (four pairs of the float64 U-Net) 0.18 against 0.41.  Channel
+#: counts outside the grid take its nearest edge; a 1x1 kernel has no column
+#: matrix and keeps the constant.
+EIGEN_FILTER_GRAD_FIT = (-2.170, 0.889, 0.499, -0.1942)
+#: The grid's channel counts, the fit's range.
+EIGEN_FIT_CHANNELS = (16, 256)
+
+
 def filter_grad_slowdown(
-    op: str, dtype: str, onednn: bool, flags: frozenset[str] | None = None
+    op: str,
+    dtype: str,
+    onednn: bool,
+    flags: frozenset[str] | None = None,
+    kernel: Shape | None = None,
 ) -> float:
     """How many times its input gradient's time a convolution's filter gradient takes.
 
     ``onednn`` says whether oneDNN runs ``dtype`` on this CPU
-    (``estimator.onednn_dtypes``), ``flags`` are the CPU's (``None``: not known).
+    (``estimator.onednn_dtypes``), ``flags`` are the CPU's (``None``: not known),
+    ``kernel`` the filter's shape ``(height, width, C_in, C_out)`` if known.
     """
-    if onednn and op == "Conv2DBackpropFilter":
+    if op != "Conv2DBackpropFilter":
+        return _FILTER_GRAD_SLOWDOWN
+    if onednn:
         for needs, ratio in ONEDNN_FILTER_GRAD_SLOWDOWN.get(dtype, ()):
             if needs is None or needs in (flags or ()):
                 return ratio
-    return _FILTER_GRAD_SLOWDOWN
+        return _FILTER_GRAD_SLOWDOWN
+    known = kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
+    if dtype not in ("float32", "float64") or not known or kernel[0] * kernel[1] < 2:
+        return _FILTER_GRAD_SLOWDOWN
+    lo, hi = EIGEN_FIT_CHANNELS
+    a, b = (math.log(min(max(c, lo), hi)) for c in kernel[2:])
+    c0, c1, c2, c3 = EIGEN_FILTER_GRAD_FIT
+    return math.exp(c0 + c1 * a + c2 * b + c3 * a * b)
 
 
 def reduction_slowdown(vendor: str | None) -> float:
