@@ -1129,7 +1129,9 @@ def _cost_range_orders(nodes, variants, durations, threads, trips, schedules) ->
     ``kernel_costs.py`` measured for float32; the estimate takes 1.08, their
     geometric mean, and each end scales every filter gradient's modelled time
     (a 16-bit one's too, whose own ratio is larger:
-    ``executor.filter_grad_slowdown``). A CNN with SpectralNormalization shows
+    ``executor.filter_grad_slowdown``).  Where TF runs its own kernels and the
+    channel fit times them, the ends are how far TF's in-step ratios stray
+    from the fit (``executor.EIGEN_FILTER_GRAD_SCALES``). A CNN with SpectralNormalization shows
     why the ends matter: its last convolution's two gradients take about as
     long, and TF's runs peak at 44 or 60 MiB depending on whether the filter
     gradient ends before the input gradient's successors start.
@@ -1146,14 +1148,26 @@ def _cost_range_orders(nodes, variants, durations, threads, trips, schedules) ->
     from .engine.executor import (
         _FILTER_GRAD_SLOWDOWN,
         COMPARISON_SLOWDOWN_RANGE,
+        EIGEN_FILTER_GRAD_SCALES,
         FILTER_GRAD_SLOWDOWN_RANGE,
     )
 
+    filters = {name for name, node in nodes.items() if "BackpropFilter" in node.op}
+    onednn = _onednn_dtypes()
+    eigen = any(
+        nodes[name].op == "Conv2DBackpropFilter"
+        and nodes[name].outputs
+        and (dtype := _dtype_name(nodes[name].outputs[0][2])) in ("float32", "float64")
+        and dtype not in onednn
+        for name in filters
+    )
     kinds = (
         (
             "filter gradients",
-            {name for name, node in nodes.items() if "BackpropFilter" in node.op},
-            [end / _FILTER_GRAD_SLOWDOWN for end in FILTER_GRAD_SLOWDOWN_RANGE],
+            filters,
+            EIGEN_FILTER_GRAD_SCALES
+            if eigen
+            else [end / _FILTER_GRAD_SLOWDOWN for end in FILTER_GRAD_SLOWDOWN_RANGE],
         ),
         (
             "comparisons",

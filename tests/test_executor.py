@@ -326,6 +326,7 @@ def test_both_orders_of_a_merged_filter_gradient_and_its_input_gradient_are_repl
     model, seen = _two_convs_with_simulations(monkeypatch)
     # the filter-cost scenarios replay more schedules; these are the estimate's
     monkeypatch.setattr(executor, "FILTER_GRAD_SLOWDOWN_RANGE", ())
+    monkeypatch.setattr(executor, "EIGEN_FILTER_GRAD_SCALES", ())
 
     def first_started():
         """Which of c2's two gradients starts first, in each simulation."""
@@ -592,6 +593,44 @@ def test_an_eigen_filter_gradient_follows_its_channels():
         assert slowdown == _FILTER_GRAD_SLOWDOWN
 
 
+def test_eigen_filter_gradients_scenarios_span_how_far_tf_strays_from_the_fit(monkeypatch):
+    # The scenarios of the peak scale every filter gradient's time by the
+    # ends of what is known of it: the float32 ratios measured for oneDNN's
+    # kernels, or, where the channel fit times TF's own, how far the ratios
+    # TF's steps showed stray from that fit.
+    import conftest
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+    from jupyter_tfmem.engine import executor
+
+    inp = keras.Input((16, 16, 32))
+    x = keras.layers.Conv2D(16, 3, padding="same")(keras.layers.Conv2D(32, 3, padding="same")(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
+    real = estimator._executor_events
+
+    def scales(flags) -> set[float]:
+        timed: list[dict[str, float]] = []
+
+        def spy(nodes, order, durations, *args, **kwargs):
+            timed.append(
+                {n: d for n, d in durations.items() if nodes[n].op == "Conv2DBackpropFilter"}
+            )
+            return real(nodes, order, durations, *args, **kwargs)
+
+        on_cpu(monkeypatch, flags)
+        monkeypatch.setattr(estimator, "_executor_events", spy)
+        estimate(model, 16, optimizer="sgd", loss="mse", device="CPU")
+        base = timed[0]
+        return {round(t[n] / base[n], 2) for t in timed for n in base}
+
+    low, high = executor.EIGEN_FILTER_GRAD_SCALES
+    assert scales(conftest.AVX2) == {1.0, round(low, 2), round(high, 2)}
+    ends = executor.FILTER_GRAD_SLOWDOWN_RANGE
+    measured = {round(end / executor._FILTER_GRAD_SLOWDOWN, 2) for end in ends}
+    assert scales(conftest.AVX512) == {1.0} | measured
+
+
 def test_the_replay_times_eigen_filter_gradients_by_their_channels(monkeypatch):
     # On a CPU where TF runs no oneDNN (AVX2 alone), a convolution from 64
     # channels to 16 spends about 1.8 times as long on its filter gradient,
@@ -613,7 +652,7 @@ def test_the_replay_times_eigen_filter_gradients_by_their_channels(monkeypatch):
         def spy(nodes, order, durations, *args, **kwargs):
             for name, node in nodes.items():
                 if node.op in ("Conv2DBackpropFilter", "Conv2DBackpropInput"):
-                    seen[(name.rsplit("/", 1)[0], node.op)] = durations[name]
+                    seen.setdefault((name.rsplit("/", 1)[0], node.op), durations[name])
             return real(nodes, order, durations, *args, **kwargs)
 
         on_cpu(monkeypatch, flags)

@@ -185,6 +185,11 @@ _REDUCTION_SLOWDOWN = REDUCTION_SLOWDOWN["GenuineIntel"]
 EIGEN_FILTER_GRAD_FIT = (-2.170, 0.889, 0.499, -0.1942)
 #: The grid's channel counts, the fit's range.
 EIGEN_FIT_CHANNELS = (16, 256)
+#: How far TF's in-step ratios stray from the fit: one rms (0.38 in log
+#: ratio, the 46 float32 pairs above) either way.  Where the fit times a
+#: step's filter gradients, its scenarios scale them by these ends instead
+#: of ``FILTER_GRAD_SLOWDOWN_RANGE``'s.
+EIGEN_FILTER_GRAD_SCALES = (math.exp(-0.38), math.exp(0.38))
 
 
 def filter_grad_slowdown(
