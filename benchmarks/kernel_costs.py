@@ -45,8 +45,9 @@ one's time from the common start, their ratio, in how many of the runs
 the filter gradient ended first, and their ratio alone.  With
 ``--channels DTYPE`` it does the same over a grid of 3x3 convolutions
 (input and output channels each 16 to 256) with TF's Eigen kernels, and
-fits the log ratio on the channel counts (docs/engine.md: the ratio
-together does not follow them, so the engine keeps one constant).
+fits the log ratio on the channel counts; the fit alone is the engine's
+``EIGEN_FILTER_GRAD_FIT`` (docs/engine.md: it predicts the ratios TF's
+own steps show better than the fit together or a constant).
 
     python benchmarks/kernel_costs.py --channels float32
 """
@@ -109,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--channels",
         metavar="DTYPE",
-        help="time Eigen's filter and input gradients together over a grid of channel "
-        "counts in DTYPE (float32, float64) and fit the engine's EIGEN_FILTER_GRAD_FIT",
+        choices=("float32", "float64"),
+        help="time Eigen's filter and input gradients, together and alone, over a grid of "
+        "channel counts in DTYPE (float32 or float64) and fit the log ratio on them (the "
+        "fit alone is the engine's EIGEN_FILTER_GRAD_FIT)",
     )
     args = parser.parse_args(argv)
     if args.channels:  # TF's own (Eigen) kernels on any CPU
