@@ -78,6 +78,13 @@ sums (docs/engine.md, "What is not modelled").
 
     python benchmarks/tf_timeline.py --case bigru_300_sgd_b1 --behind --kernels 0
 
+``--products`` counts the same from TF's allocation events instead: how
+many of each product's buffers are alive at once.  It does not need to pair
+a product with its sum, so it also reads a user-written cell's loops, which
+``--behind`` reported as keeping up (1) where 33 products were alive.
+
+    python benchmarks/tf_timeline.py --case custom_cell_rnn_adam_b8 --products --kernels 0
+
 ``--compare`` lists the ops that allocate a buffer of 64 KiB or more more often
 in TF's measured step than in the estimate's replay, and the reverse: an op
 that writes into its input in one and not in the other shows up there.
@@ -596,6 +603,41 @@ _PRODUCT = re.compile(r"/(MatMul(?:_\d+)?)_grad/MatMul_1$")
 _SUM = re.compile(r"/gradients/AddN(?:_\d+)?$")
 
 
+def products_alive(memory: list) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per backward loop, the most of each weight-gradient product alive at once.
+
+    Read from TF's allocation events, not its kernel events: a product's
+    buffer lives until its sum has read it, whichever op sums it (a
+    user-written cell's sums are not ``AddN``s that ``sums_behind`` can
+    pair, and the profiler drops some kernel events).  By frame, then
+    product (``MatMul_grad``, ``MatMul_1_grad`` ...): ``(most alive, bytes
+    each)``; about 2 where the sums keep up, 33 where the recurrence runs
+    ``parallel_iterations`` ahead.
+    """
+    from jupyter_tfmem.estimator import _frame_of
+
+    alive: collections.Counter = collections.Counter()
+    most: dict[str, dict[str, tuple[int, int]]] = collections.defaultdict(dict)
+    held: dict[object, tuple[str, str]] = {}
+    for _at, is_alloc, stats in memory:
+        if not is_alloc:
+            key = held.pop(stats.get("addr"), None)
+            if key is not None:
+                alive[key] -= 1
+            continue
+        op = stats.get("tf_op") or ""
+        frame = _frame_of(op)
+        product = _PRODUCT.search(op)
+        if frame is None or "while_grad" not in frame or product is None:
+            continue
+        key = (frame, product.group(1))
+        held[stats.get("addr")] = key
+        alive[key] += 1
+        before = most[frame].get(key[1], (0, 0))[0]
+        most[frame][key[1]] = (max(before, alive[key]), int(stats.get("requested_bytes") or 0))
+    return dict(most)
+
+
 def sums_behind(kernels: list) -> dict[str, int]:
     """Per backward loop, the most weight-gradient products made and not yet summed.
 
@@ -698,6 +740,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="per backward loop, the most weight-gradient products made and not yet summed "
         "when a sum starts (1 if the sums keep up, 32 if the recurrence runs ahead)",
+    )
+    parser.add_argument(
+        "--products",
+        action="store_true",
+        help="per backward loop, the most of each weight-gradient product alive at once, "
+        "from TF's allocation events (about 2 if the sums keep up, 33 if not)",
     )
     parser.add_argument(
         "--compare",
@@ -816,6 +864,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\nWeight-gradient products made and not yet summed, most over each backward loop:")
         for frame, most in sums_behind(kernels).items():
             print(f"  {most:5d}  {frame}")
+    if args.products:
+        print("\nWeight-gradient products alive at once, most over each backward loop:")
+        for frame, products in products_alive(memory).items():
+            for product, (count, size) in sorted(products.items()):
+                print(f"  {count:5d} x {size / 1024:8.1f} KiB  {product:12s} {frame}")
     if args.compare:
         least = 64 << 10
         tf_ops = collections.Counter(

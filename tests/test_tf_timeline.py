@@ -14,6 +14,7 @@ try:
         op_of,
         print_durations,
         print_folded,
+        products_alive,
         sums_behind,
     )
 finally:
@@ -45,6 +46,32 @@ def test_a_sum_that_runs_before_the_products_is_not_taken_for_theirs():
     # even though it keeps up better than the real one
     profile = _profile("C" * 10 + "CP" * 32 + "S" * 32)
     assert sums_behind(profile) == {FRAME: 32}
+
+
+def test_products_alive_count_each_products_buffers_until_they_are_freed():
+    # allocation events: P allocates a product (its own address), F frees the
+    # oldest one still alive; the loop's other product is counted apart, a
+    # forward op's buffer not at all
+    body = f"{FRAME}/body/_7/gradient_tape/rnn/while/gradients/rnn/while/cell"
+    product = f"{body}/MatMul_grad/MatMul_1"
+    other = product.replace("MatMul_grad", "MatMul_1_grad")
+
+    def events(pattern: str, op: str = product, start: int = 0) -> list:
+        out, alive, addr = [], [], start
+        for c in pattern:
+            if c == "P":
+                addr += 1
+                alive.append(addr)
+                out.append((addr, True, {"addr": addr, "tf_op": op, "requested_bytes": 4096}))
+            else:
+                out.append((addr, False, {"addr": alive.pop(0)}))
+        return out
+
+    keeps_up = events("PF" * 40)
+    assert products_alive(keeps_up) == {FRAME: {"MatMul": (1, 4096)}}
+    runs_ahead = events("P" * 33 + "F" * 33) + events("PPF", other, 1000)
+    runs_ahead.append((0, True, {"addr": 9999, "tf_op": "rnn/while/body/_1/cell/MatMul"}))
+    assert products_alive(runs_ahead) == {FRAME: {"MatMul": (33, 4096), "MatMul_1": (2, 4096)}}
 
 
 def test_durations_single_out_the_kernel_far_from_the_steps_own_ratio(capsys):
