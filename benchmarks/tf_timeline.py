@@ -603,6 +603,15 @@ _PRODUCT = re.compile(r"/(MatMul(?:_\d+)?)_grad/MatMul_1$")
 _SUM = re.compile(r"/gradients/AddN(?:_\d+)?$")
 
 
+def _backward_product(op: str) -> tuple[str, str] | None:
+    """``(backward loop frame, product)`` of a weight-gradient product's op, else ``None``."""
+    from jupyter_tfmem.estimator import _frame_of
+
+    frame = _frame_of(op)
+    product = _PRODUCT.search(op) if frame is not None and "while_grad" in frame else None
+    return (frame, product.group(1)) if product else None
+
+
 def products_alive(memory: list) -> dict[str, dict[str, tuple[int, int]]]:
     """Per backward loop, the most of each weight-gradient product alive at once.
 
@@ -610,12 +619,10 @@ def products_alive(memory: list) -> dict[str, dict[str, tuple[int, int]]]:
     buffer lives until its sum has read it, whichever op sums it (a
     user-written cell's sums are not ``AddN``s that ``sums_behind`` can
     pair, and the profiler drops some kernel events).  By frame, then
-    product (``MatMul_grad``, ``MatMul_1_grad`` ...): ``(most alive, bytes
-    each)``; about 2 where the sums keep up, 33 where the recurrence runs
-    ``parallel_iterations`` ahead.
+    product (``MatMul`` for ``MatMul_grad/MatMul_1``, ``MatMul_1`` ...):
+    ``(most alive, bytes each)``; about 2 where the sums keep up, 33 where
+    the recurrence runs ``parallel_iterations`` ahead.
     """
-    from jupyter_tfmem.estimator import _frame_of
-
     alive: collections.Counter = collections.Counter()
     most: dict[str, dict[str, tuple[int, int]]] = collections.defaultdict(dict)
     held: dict[object, tuple[str, str]] = {}
@@ -625,16 +632,14 @@ def products_alive(memory: list) -> dict[str, dict[str, tuple[int, int]]]:
             if key is not None:
                 alive[key] -= 1
             continue
-        op = stats.get("tf_op") or ""
-        frame = _frame_of(op)
-        product = _PRODUCT.search(op)
-        if frame is None or "while_grad" not in frame or product is None:
+        key = _backward_product(stats.get("tf_op") or "")
+        if key is None:
             continue
-        key = (frame, product.group(1))
         held[stats.get("addr")] = key
         alive[key] += 1
-        before = most[frame].get(key[1], (0, 0))[0]
-        most[frame][key[1]] = (max(before, alive[key]), int(stats.get("requested_bytes") or 0))
+        frame, product = key
+        before = most[frame].get(product, (0, 0))[0]
+        most[frame][product] = (max(before, alive[key]), int(stats.get("requested_bytes") or 0))
     return dict(most)
 
 
@@ -661,13 +666,14 @@ def sums_behind(kernels: list) -> dict[str, int]:
     least: dict[tuple[str, str, str], int] = collections.defaultdict(int)
     for _at, _dur, _thread, name in kernels:
         op = name.partition(":")[0]
+        product = _backward_product(op)
+        if product is not None:
+            made[product[0]][product[1]] += 1
+            continue
         frame = _frame_of(op)
         if frame is None or "while_grad" not in frame:
             continue
-        product = _PRODUCT.search(op)
-        if product:
-            made[frame][product.group(1)] += 1
-        elif _SUM.search(op):
+        if _SUM.search(op):
             total = op.rsplit("/", 1)[1]
             for kind, n in made[frame].items():
                 key = (frame, kind, total)

@@ -1150,15 +1150,16 @@ def _cost_range_orders(nodes, variants, durations, threads, trips, schedules) ->
         COMPARISON_SLOWDOWN_RANGE,
         EIGEN_FILTER_GRAD_SCALES,
         FILTER_GRAD_SLOWDOWN_RANGE,
+        eigen_times_by_channels,
     )
 
     filters = {name for name, node in nodes.items() if "BackpropFilter" in node.op}
     onednn = _onednn_dtypes()
     eigen = any(
-        nodes[name].op == "Conv2DBackpropFilter"
-        and nodes[name].outputs
-        and (dtype := _dtype_name(nodes[name].outputs[0][2])) in ("float32", "float64")
-        and dtype not in onednn
+        nodes[name].outputs
+        and eigen_times_by_channels(
+            nodes[name].op, dtype := _dtype_name(nodes[name].outputs[0][2]), dtype in onednn
+        )
         for name in filters
     )
     kinds = (

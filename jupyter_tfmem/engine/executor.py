@@ -192,6 +192,15 @@ EIGEN_FIT_CHANNELS = (16, 256)
 EIGEN_FILTER_GRAD_SCALES = (math.exp(-0.38), math.exp(0.38))
 
 
+def eigen_times_by_channels(op: str, dtype: str, onednn: bool) -> bool:
+    """Whether ``EIGEN_FILTER_GRAD_FIT`` times this op (given its kernel's shape).
+
+    TF's own filter gradient, where oneDNN does not run the dtype, in the
+    two dtypes the fit was checked for.
+    """
+    return op == "Conv2DBackpropFilter" and not onednn and dtype in ("float32", "float64")
+
+
 def filter_grad_slowdown(
     op: str,
     dtype: str,
@@ -213,7 +222,7 @@ def filter_grad_slowdown(
                 return ratio
         return _FILTER_GRAD_SLOWDOWN
     known = kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
-    if dtype not in ("float32", "float64") or not known or kernel[0] * kernel[1] < 2:
+    if not eigen_times_by_channels(op, dtype, onednn) or not known or kernel[0] * kernel[1] < 2:
         return _FILTER_GRAD_SLOWDOWN
     lo, hi = EIGEN_FIT_CHANNELS
     a, b = (math.log(min(max(c, lo), hi)) for c in kernel[2:])
