@@ -893,6 +893,17 @@ def _estimate_traced(
     at = next((i for i, e in enumerate(creation) if e[2] == "optimizer_state"), len(creation))
     creation = creation[:at] + tracker + batch + state + creation[at:]
 
+    # A Bidirectional layer's two loops run side by side, each able to hold
+    # a window of run-ahead input projections.  TF's profile of a BiLSTM's
+    # inference held the forward loop's 32 and one of the backward loop's,
+    # and on both CPUs measured one window is nearer TF's runs (summed
+    # |error| of the Zen 4's eight bidirectional inference steps: 122 points
+    # with both windows, 75 with one; the AVX2 EPYC's five: 101 and 68;
+    # docs/engine.md).  So the replay keeps the larger
+    # direction's window; both are a scenario.  (The schedules are made with
+    # both, so that the windows' ops keep their durations.)
+    paired = _lone_windows(nodes, order, directions_only=True) if threads > 1 else {}
+    both_windows = {name: nodes[name] for name in paired}
     orders = _branch_orders(nodes, order, notes)
     schedules = [orders]
     costed: list = []
@@ -939,6 +950,7 @@ def _estimate_traced(
         # (``_cost_range_orders``).
         if threads > 1:
             costed = _cost_range_orders(nodes, variants, durations, threads, trips, schedules)
+    nodes.update(paired)
     idle_bytes = sum(buf.a for buf in idle)
     names = [_LayerName(layer.name) for layer in layers]
     args = (batch_size, preset, creation, keep, idle, idle_bytes, names)
@@ -994,14 +1006,15 @@ def _estimate_traced(
             )
     for (label, _), part in zip(costed, costed_parts, strict=True):
         scenarios.append(_scenario(label, part))
-    lone = _lone_windows(nodes, order) if threads > 1 else {}
-    if lone:
-        # Loops side by side (a bidirectional layer's two directions) each
-        # hold a window of run-ahead input projections in the estimate; TF's
-        # profile of a BiLSTM's inference held the forward loop's 32 and one
-        # of the backward loop's (its unprofiled runs: 3.2 to 4.7 MiB, the
-        # estimate 5.1).  The replay with one window per group of loops
-        # running side by side is the other end.
+    if paired:
+        (part,) = _peak_parts_of({**nodes, **both_windows}, [schedules[0]], *args)
+        scenarios.append(_scenario("both directions of a bidirectional loop running ahead", part))
+    lone = {k: v for k, v in _lone_windows(nodes, order).items() if k not in paired}
+    if lone and threads > 1:
+        # Other loops side by side (two branches' layers) each keep their
+        # window in the estimate: TF's runs of an LSTM and a GRU on two inputs
+        # are at 21.6 to 22.9 MiB, the replay with both windows 21.0 and with
+        # one 16.9.  One window per group of loops side by side is the other end.
         (part,) = _peak_parts_of({**nodes, **lone}, [schedules[0]], *args)
         scenarios.append(_scenario("side-by-side loops running ahead one at a time", part))
     in_place = _in_place_sum_inputs(nodes, order) if threads else {}
@@ -3573,8 +3586,7 @@ def _sums_behind_bytes(nodes, trips: Mapping[str, int]) -> float:
                 continue
             out = product.outputs[idx] if idx < len(product.outputs) else None
             if out is not None and out[1] == 0 and k > 0:  # a weight's, not the batch's
-                layer = re.sub(r"/(?:forward|backward)_[^/]*/", "/", frame)
-                by_layer[layer] += out[0] * k
+                by_layer[_bidirectional_layer(frame) or frame] += out[0] * k
     return max(by_layer.values(), default=0.0)
 
 
@@ -3728,14 +3740,30 @@ def _hold_runahead(nodes, node, k: int, share: tuple[float, float], exit_name: s
     nodes[exit_name].inputs.append((window.name, 0))
 
 
-def _lone_windows(nodes, order: list[str]) -> dict[str, Any]:
+_DIRECTION = re.compile(r"/(?:forward|backward)_[^/]*/")
+
+
+def _bidirectional_layer(frame: str) -> str | None:
+    """The frame with its direction taken out, if it is one direction of a Bidirectional layer."""
+    layer = _DIRECTION.sub("/", frame)
+    return layer if layer != frame else None
+
+
+def _same_bidirectional(frame: str, other: str) -> bool:
+    layer = _bidirectional_layer(frame)
+    return layer is not None and layer == _bidirectional_layer(other)
+
+
+def _lone_windows(nodes, order: list[str], directions_only: bool = False) -> dict[str, Any]:
     """Run-ahead windows emptied so that, of loops that run side by side, only one holds its own.
 
     Two loops run side by side when neither reads what the other computes
-    (a bidirectional layer's directions); a stacked layer's loops wait for
-    the layer below.  Of each such group, the loop with the largest window
-    keeps it.  Returns copies of the other windows with no bytes, by name
-    (empty when no two windowed loops run side by side).
+    (a bidirectional layer's directions, or two branches' layers); a stacked
+    layer's loops wait for the layer below.  Of each such group, the loop
+    with the largest window keeps it.  ``directions_only`` groups only the
+    two directions of one Bidirectional layer.  Returns copies of the other
+    windows with no bytes, by name (empty when no two windowed loops run
+    side by side).
     """
     import copy
 
@@ -3770,7 +3798,12 @@ def _lone_windows(nodes, order: list[str]) -> dict[str, Any]:
     lone: dict[str, Any] = {}
     for frame in windows:
         beside = [
-            g for g in windows if g != frame and g not in after[frame] and frame not in after[g]
+            g
+            for g in windows
+            if g != frame
+            and g not in after[frame]
+            and frame not in after[g]
+            and (not directions_only or _same_bidirectional(g, frame))
         ]
         if any(size(g) > size(frame) for g in beside):
             for window in windows[frame]:
