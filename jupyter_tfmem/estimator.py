@@ -836,6 +836,7 @@ def _estimate_traced(
         _add_eigen_pool_grad_temps(nodes)
     _copy_on_read(nodes, traced)
     _fold_constants(optimized, nodes, order, batch_size)
+    lagging = _hold_lagging_products(nodes, order, trips or {}, batch_size) if threads else {}
     if unknown:
         notes.append(
             f"{unknown} tensors have shapes TF cannot infer statically; counted as 0 bytes."
@@ -1038,7 +1039,23 @@ def _estimate_traced(
                 f"(the estimate) when the sum starts early, up to {late_peak:,.1f} MiB when it "
                 "starts after all of them."
             )
-    behind = _sums_behind_bytes(nodes, trips or {}) if threads else 0.0
+    if lagging:
+        windows = [node for node in nodes.values() if node.op == LAGGING_PRODUCTS]
+        kept_up = {w.name: _emptied(w) for w in windows}
+        (part,) = _peak_parts_of({**nodes, **kept_up}, [schedules[0]], *args)
+        label = "loop recurrence keeping up with its weight-gradient sums"
+        scenarios.append(_scenario(label, part))
+        peak = _parts_peak((lines, slack), batch_size) / 2**20
+        held = peak - _parts_peak(part, batch_size) / 2**20
+        notes.append(
+            "TF's executor runs the recurrence of a backward loop whose per-step tensors are "
+            f"small (at most {LAGGING_STATE_ELEMENTS} elements) ahead of the sums of its weight "
+            "gradients, each iteration's product alive until its sum runs: the estimate holds "
+            f"{LAGGING_SHARE:.0%} of the {_PARALLEL_ITERATIONS} iterations' window ({held:,.1f} "
+            f"MiB of this step's {peak:,.1f} MiB at its peak). How far it runs ahead changes from "
+            "process to process."
+        )
+    behind = _sums_behind_bytes(nodes, trips or {}, lagging) if threads else 0.0
     if behind:
         ahead = [PeakLine(line.a + behind, line.b, {}, {}) for line in lines]
         scenarios.append(
@@ -1052,7 +1069,7 @@ def _estimate_traced(
                 "gradients, each iteration's product alive until its sum runs (seen in "
                 "TF's profiles of RNNs with small per-step tensors: batch 1 to 32 with "
                 f"few units, over hundreds of steps). That would add up to {behind / 2**20:,.1f} "
-                f"MiB to this step's {peak:,.1f} MiB."
+                f"MiB {'more ' if lagging else ''}to this step's {peak:,.1f} MiB."
             )
     info = _layer_info(model, layers)
     named = {li.name for li in info}
@@ -3548,7 +3565,34 @@ def _in_place_sum_inputs(nodes, order: list[str]) -> dict[str, list[str]]:
     }
 
 
-def _sums_behind_bytes(nodes, trips: Mapping[str, int]) -> float:
+_PRODUCT_OPS = ("MatMul", "_MklMatMul", "BatchMatMulV2", "_MklBatchMatMulV2")
+
+
+def _summed_loop_products(nodes):
+    """``(frame, product)`` per weight-gradient product a loop sums into a loop-carried total."""
+    for name, node in nodes.items():
+        frame = _frame_of(name)
+        if frame is None or node.op not in ("AddN", "AddV2", "Add") or len(node.inputs) < 2:
+            continue
+        roots = [
+            nodes.get(_walk_back(nodes, src, ("Identity", "Switch"), 8)) for src, _ in node.inputs
+        ]
+        if not any(r is not None and r.op == "Merge" for r in roots):
+            continue  # not a loop-carried total
+        for (src, idx), root in zip(node.inputs, roots, strict=True):
+            product = nodes.get(src)
+            if root is None or root.op == "Merge" or product is None:
+                continue
+            if product.op not in _PRODUCT_OPS:
+                continue
+            out = product.outputs[idx] if idx < len(product.outputs) else None
+            if out is not None and out[1] == 0:  # a weight's, not the batch's
+                yield frame, product
+
+
+def _sums_behind_bytes(
+    nodes, trips: Mapping[str, int], held: Mapping[str, float] | None = None
+) -> float:
     """Bytes a loop holds if its recurrence runs ``_PARALLEL_ITERATIONS`` ahead of its sums.
 
     A backward loop sums each iteration's weight-gradient product into a
@@ -3560,34 +3604,81 @@ def _sums_behind_bytes(nodes, trips: Mapping[str, int]) -> float:
     profiles show that window full of products for two BiGRUs at batch 1,
     two LSTMs at batch 8 and an LSTM over 500 steps at batch 32, and no lag
     for a GRU tagger at batch 32 or an LSTM at batch 64 (docs/engine.md).
-    The replay runs the body once, so this is given as a bound in a note.
+    ``held`` gives, per frame, the share of the window the replay already
+    holds (``_hold_lagging_products``); this is the rest, the bound's excess.
     """
     if not trips:
         return 0.0
+    held = held or {}
     default_trip = max(trips.values())
     # A Bidirectional layer's two loops run side by side; other loops, one
     # after another: the bound is the largest layer's.
     by_layer: dict[str, float] = collections.defaultdict(float)
-    for name, node in nodes.items():
-        frame = _frame_of(name)
-        if frame is None or node.op not in ("AddN", "AddV2", "Add") or len(node.inputs) < 2:
-            continue
-        roots = [
-            nodes.get(_walk_back(nodes, src, ("Identity", "Switch"), 8)) for src, _ in node.inputs
-        ]
-        if not any(r is not None and r.op == "Merge" for r in roots):
-            continue  # not a loop-carried total
-        k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip)) - 1
-        for (src, idx), root in zip(node.inputs, roots, strict=True):
-            product = nodes.get(src)
-            if root is None or root.op == "Merge" or product is None:
-                continue
-            if product.op not in ("MatMul", "_MklMatMul", "BatchMatMulV2", "_MklBatchMatMulV2"):
-                continue
-            out = product.outputs[idx] if idx < len(product.outputs) else None
-            if out is not None and out[1] == 0 and k > 0:  # a weight's, not the batch's
-                by_layer[_bidirectional_layer(frame) or frame] += out[0] * k
+    for frame, product in _summed_loop_products(nodes):
+        k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip))
+        more = k - 1 - max(k * held[frame] - 1, 0.0) if frame in held else k - 1
+        if more > 0:
+            by_layer[_bidirectional_layer(frame) or frame] += product.outputs[0][0] * more
     return max(by_layer.values(), default=0.0)
+
+
+#: Per-step tensors of at most this many elements: a backward loop's
+#: recurrence runs ahead of its weight-gradient sums in TF (docs/engine.md).
+LAGGING_STATE_ELEMENTS = 512
+#: The share of the ``parallel_iterations`` window of products then held.
+LAGGING_SHARE = 0.6
+#: The op of a node holding them (no kernel: it takes no time in the replay).
+LAGGING_PRODUCTS = "_LaggingProducts"
+_STATE_OPS = ("Mul", "Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad", "AddV2")
+
+
+def _loop_state_elements(nodes, frame: str, batch_size: int) -> float:
+    """The median element count of a loop body's elementwise outputs: its per-step state."""
+    sizes = sorted(
+        (out[0] + out[1] * batch_size) / _dtype_size(out[2])
+        for name, node in nodes.items()
+        if node.op in _STATE_OPS
+        and _frame_of(name) == frame
+        and node.outputs
+        and (out := node.outputs[0]) is not None
+    )
+    return sizes[len(sizes) // 2] if sizes else 0.0
+
+
+def _hold_lagging_products(
+    nodes, order: list[str], trips: Mapping[str, int], batch_size: int
+) -> dict[str, float]:
+    """Hold part of the window of weight-gradient products in loops whose state is small.
+
+    On both CPUs measured, every backward loop whose per-step tensors have
+    at most ``LAGGING_STATE_ELEMENTS`` elements (batch 1 to 8, 16 to 128
+    units) held its recurrence ahead of its sums: TF's peaks lie between
+    the replay that keeps up and the one holding 31 more products of each,
+    at 0.28 to 1.16 of the way (median 0.6, ``LAGGING_SHARE``); larger
+    states mostly keep up (docs/engine.md).  Such loops hold ``LAGGING_SHARE`` of the window until
+    the loop ends (``_hold_runahead``), its node placed in ``order`` after
+    the product's.  Returns the share held per frame.
+    """
+    if not trips:
+        return {}
+    default_trip = max(trips.values())
+    first_exits = _first_exits(nodes)
+    held: dict[str, float] = {}
+    small: dict[str, bool] = {}
+    for frame, product in list(_summed_loop_products(nodes)):
+        if frame not in small:
+            state = _loop_state_elements(nodes, frame, batch_size)
+            small[frame] = 0 < state <= LAGGING_STATE_ELEMENTS
+        exit_name = first_exits.get(frame)
+        if not small[frame] or exit_name is None:
+            continue
+        k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip))
+        _hold_runahead(nodes, product, k, (LAGGING_SHARE,) * 2, exit_name, LAGGING_PRODUCTS)
+        window = f"{product.name}/_runahead_window"
+        if window in nodes:
+            order.insert(order.index(product.name) + 1, window)
+            held[frame] = LAGGING_SHARE
+    return held
 
 
 def _merged_filters_first(nodes, order: list[str]) -> list[str]:
@@ -3714,7 +3805,9 @@ _PARALLEL_ITERATIONS = 32
 _NO_ALLOC = ("Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration", "Const", "Shape")
 
 
-def _hold_runahead(nodes, node, k: int, share: tuple[float, float], exit_name: str) -> None:
+def _hold_runahead(
+    nodes, node, k: int, share: tuple[float, float], exit_name: str, op: str = "_RunAheadWindow"
+) -> None:
     """Hold a run-ahead op's later iterations until its loop ends.
 
     The replay runs the body once, so the op's consumer frees its output
@@ -3733,7 +3826,7 @@ def _hold_runahead(nodes, node, k: int, share: tuple[float, float], exit_name: s
     held = (a * max(k * share[0] - 1, 0.0), b * max(k * share[1] - 1, 0.0), outs[0][2])
     if held[0] + held[1] <= 0:
         return
-    window = Node(f"{node.name}/_runahead_window", "_RunAheadWindow", [], [node.name], [held])
+    window = Node(f"{node.name}/_runahead_window", op, [], [node.name], [held])
     window.category, window.layer = node.category, node.layer
     window.pieces = max(1, round(k * share[1 if b > 0 else 0]) - 1)
     nodes[window.name] = window
@@ -3765,8 +3858,6 @@ def _lone_windows(nodes, order: list[str], directions_only: bool = False) -> dic
     windows with no bytes, by name (empty when no two windowed loops run
     side by side).
     """
-    import copy
-
     windows: dict[str, list] = {}
     for node in nodes.values():
         if node.op == "_RunAheadWindow":
@@ -3795,9 +3886,8 @@ def _lone_windows(nodes, order: list[str], directions_only: bool = False) -> dic
         held = [w.outputs[0] for w in windows[frame]]
         return (sum(o[1] for o in held), sum(o[0] for o in held), frame)
 
-    lone: dict[str, Any] = {}
-    for frame in windows:
-        beside = [
+    def beside_of(frame: str) -> list[str]:
+        return [
             g
             for g in windows
             if g != frame
@@ -3805,12 +3895,22 @@ def _lone_windows(nodes, order: list[str], directions_only: bool = False) -> dic
             and frame not in after[g]
             and (not directions_only or _same_bidirectional(g, frame))
         ]
-        if any(size(g) > size(frame) for g in beside):
-            for window in windows[frame]:
-                empty = copy.copy(window)
-                empty.outputs = [(0.0, 0.0, window.outputs[0][2])]
-                lone[window.name] = empty
-    return lone
+
+    return {
+        window.name: _emptied(window)
+        for frame in windows
+        if any(size(g) > size(frame) for g in beside_of(frame))
+        for window in windows[frame]
+    }
+
+
+def _emptied(window):
+    """A copy of a run-ahead window node that holds no bytes."""
+    import copy
+
+    empty = copy.copy(window)
+    empty.outputs = [(0.0, 0.0, window.outputs[0][2])]
+    return empty
 
 
 def _output_bytes(node) -> tuple[float, float]:

@@ -699,22 +699,51 @@ def test_note_bounds_weight_gradient_products_held_by_a_running_ahead_recurrence
         model.compile(optimizer="sgd", loss="mse")
         return model
 
+    # At batch 16 the per-step tensors (16 x 64) are too large for the
+    # estimate to hold any of the window itself (_hold_lagging_products).
     per_loop = 31 * (4 * 192 + 64 * 192) * 4 / 2**20  # float32 kernel and recurrent kernel
-    one = _behind_note(jt.estimate(gru(False), batch_size=1))
+    one = _behind_note(jt.estimate(gru(False), batch_size=16))
     assert one == pytest.approx(per_loop, abs=0.05)
     # a Bidirectional layer's two loops run side by side
-    fp = jt.estimate(gru(True), batch_size=1)
+    fp = jt.estimate(gru(True), batch_size=16)
     two = _behind_note(fp)
     assert two == pytest.approx(2 * per_loop, abs=0.05)
+    assert "loop recurrence keeping up with its weight-gradient sums" not in fp.scenario_peaks
     # the bound is the top of the peak's range, at this batch and at others
     for f in (fp, fp.at(8)):
         low, high = f.peak_range
         assert low <= f.peak_bytes < high
         assert (high - f.peak_bytes) / 2**20 == pytest.approx(2 * per_loop, abs=0.05)
     # inference has no backward loop
-    inference = jt.estimate(gru(False), batch_size=1, training=False)
+    inference = jt.estimate(gru(False), batch_size=16, training=False)
     assert _behind_note(inference) is None
     assert not any("ahead" in label for label in inference.scenario_peaks)
+
+
+def test_a_small_state_backward_loop_holds_part_of_its_window_of_products():
+    # On both CPUs measured, backward loops whose per-step tensors have at
+    # most 512 elements ran their recurrence ahead of their weight-gradient
+    # sums: the estimate holds LAGGING_SHARE of the 32 iterations' products,
+    # keeping up is the range's low end, the whole window its top.
+    from jupyter_tfmem.estimator import LAGGING_SHARE
+
+    inp = keras.Input((200, 4))
+    model = keras.Model(inp, keras.layers.Dense(3)(keras.layers.GRU(64)(inp)))
+    model.compile(optimizer="sgd", loss="mse")
+    fp = jt.estimate(model, batch_size=1)
+    product = (4 * 192 + 64 * 192) * 4  # float32 kernel and recurrent kernel
+    held = (32 * LAGGING_SHARE - 1) * product
+    kept_up = fp.scenario_peaks["loop recurrence keeping up with its weight-gradient sums"]
+    assert fp.peak_bytes - kept_up == pytest.approx(held, rel=0.15)
+    assert fp.peak_range[0] <= kept_up
+    # the note's bound is the rest of the window
+    rest = (31 - (32 * LAGGING_SHARE - 1)) * product / 2**20
+    assert _behind_note(fp) == pytest.approx(rest, abs=0.05)
+    assert any(f"{LAGGING_SHARE:.0%} of the 32 iterations" in note for note in fp.notes)
+    # a GPU runs every kernel inline: no lag
+    gpu = jt.estimate(model, batch_size=1, device="GPU:0")
+    assert "loop recurrence keeping up with its weight-gradient sums" not in gpu.scenario_peaks
+    assert gpu.peak_bytes < fp.peak_bytes
 
 
 def test_gradient_loops_run_as_often_as_the_loops_they_differentiate(monkeypatch):

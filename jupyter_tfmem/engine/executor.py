@@ -59,6 +59,7 @@ CHEAP_OPS = (
             "VarHandleOp",
             "ReadVariablesOp",
             "BroadcastGradientArgs",
+            "_LaggingProducts",  # the estimator's held weight-gradient products, no kernel
         }
     )
     | CONTROL_FLOW_OPS
