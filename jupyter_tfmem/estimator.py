@@ -3632,17 +3632,14 @@ LAGGING_PRODUCTS = "_LaggingProducts"
 _STATE_OPS = ("Mul", "Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad", "AddV2")
 
 
-def _loop_state_elements(nodes, frame: str, batch_size: int) -> float:
-    """The median element count of a loop body's elementwise outputs: its per-step state."""
-    sizes = sorted(
-        (out[0] + out[1] * batch_size) / _dtype_size(out[2])
-        for name, node in nodes.items()
-        if node.op in _STATE_OPS
-        and _frame_of(name) == frame
-        and node.outputs
-        and (out := node.outputs[0]) is not None
-    )
-    return sizes[len(sizes) // 2] if sizes else 0.0
+def _loop_state_elements(nodes, batch_size: int) -> dict[str, float]:
+    """Per loop frame, the median element count of its elementwise outputs: its per-step state."""
+    sizes: dict[str, list[float]] = collections.defaultdict(list)
+    for name, node in nodes.items():
+        out = node.outputs[0] if node.op in _STATE_OPS and node.outputs else None
+        if out is not None and (frame := _frame_of(name)) is not None:
+            sizes[frame].append((out[0] + out[1] * batch_size) / _dtype_size(out[2]))
+    return {frame: sorted(found)[len(found) // 2] for frame, found in sizes.items()}
 
 
 def _hold_lagging_products(
@@ -3655,27 +3652,25 @@ def _hold_lagging_products(
     units) held its recurrence ahead of its sums: TF's peaks lie between
     the replay that keeps up and the one holding 31 more products of each,
     at 0.28 to 1.16 of the way (median 0.6, ``LAGGING_SHARE``); larger
-    states mostly keep up (docs/engine.md).  Such loops hold ``LAGGING_SHARE`` of the window until
-    the loop ends (``_hold_runahead``), its node placed in ``order`` after
-    the product's.  Returns the share held per frame.
+    states mostly keep up (docs/engine.md).  Such loops hold
+    ``LAGGING_SHARE`` of the window until the loop ends (``_hold_runahead``),
+    its node placed in ``order`` after the product's.  Returns the share
+    held per frame.
     """
     if not trips:
         return {}
     default_trip = max(trips.values())
     first_exits = _first_exits(nodes)
+    states = _loop_state_elements(nodes, batch_size)
     held: dict[str, float] = {}
-    small: dict[str, bool] = {}
     for frame, product in list(_summed_loop_products(nodes)):
-        if frame not in small:
-            state = _loop_state_elements(nodes, frame, batch_size)
-            small[frame] = 0 < state <= LAGGING_STATE_ELEMENTS
         exit_name = first_exits.get(frame)
-        if not small[frame] or exit_name is None:
+        if not 0 < states.get(frame, 0.0) <= LAGGING_STATE_ELEMENTS or exit_name is None:
             continue
         k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip))
-        _hold_runahead(nodes, product, k, (LAGGING_SHARE,) * 2, exit_name, LAGGING_PRODUCTS)
-        window = f"{product.name}/_runahead_window"
-        if window in nodes:
+        share = (LAGGING_SHARE, LAGGING_SHARE)
+        window = _hold_runahead(nodes, product, k, share, exit_name, LAGGING_PRODUCTS)
+        if window is not None:
             order.insert(order.index(product.name) + 1, window)
             held[frame] = LAGGING_SHARE
     return held
@@ -3807,7 +3802,7 @@ _NO_ALLOC = ("Identity", "Enter", "Switch", "Merge", "Exit", "NextIteration", "C
 
 def _hold_runahead(
     nodes, node, k: int, share: tuple[float, float], exit_name: str, op: str = "_RunAheadWindow"
-) -> None:
+) -> str | None:
     """Hold a run-ahead op's later iterations until its loop ends.
 
     The replay runs the body once, so the op's consumer frees its output
@@ -3816,21 +3811,23 @@ def _hold_runahead(
     The op keeps its own iteration's outputs; a window node it starts holds
     the others' share (``_runahead_shares``), one allocation per iteration,
     and the loop's first Exit reads it, so it is freed as the loop ends.
+    Returns the window node's name, or None when it would hold nothing.
     """
     from .engine.schedule import Node
 
     outs = [o for o in node.outputs if o is not None]
     if not outs:
-        return
+        return None
     a, b = _output_bytes(node)  # a Split's outputs all wait
     held = (a * max(k * share[0] - 1, 0.0), b * max(k * share[1] - 1, 0.0), outs[0][2])
     if held[0] + held[1] <= 0:
-        return
+        return None
     window = Node(f"{node.name}/_runahead_window", op, [], [node.name], [held])
     window.category, window.layer = node.category, node.layer
     window.pieces = max(1, round(k * share[1 if b > 0 else 0]) - 1)
     nodes[window.name] = window
     nodes[exit_name].inputs.append((window.name, 0))
+    return window.name
 
 
 _DIRECTION = re.compile(r"/(?:forward|backward)_[^/]*/")
