@@ -50,6 +50,15 @@ fits the log ratio on the channel counts; the fit alone is the engine's
 own steps show better than the fit together or a constant).
 
     python benchmarks/kernel_costs.py --channels float32
+
+With ``--pool-grads`` it times TF's own (Eigen) ``MaxPoolGrad`` of a 2x2
+pooling against an element-wise product of its input, per byte each moves
+(the gradient reads the input, the pooled output and its gradient and
+writes an input-sized result: 2.5 input sizes; the product 2), and the
+forward pooling the same way; the engine's ``EIGEN_POOL_GRAD_SLOWDOWN`` is
+the gradient's geometric mean.
+
+    python benchmarks/kernel_costs.py --pool-grads
 """
 
 from __future__ import annotations
@@ -115,10 +124,19 @@ def main(argv: list[str] | None = None) -> int:
         "channel counts in DTYPE (float32 or float64) and fit the log ratio on them (the "
         "fit alone is the engine's EIGEN_FILTER_GRAD_FIT)",
     )
+    parser.add_argument(
+        "--pool-grads",
+        action="store_true",
+        help="time only Eigen's max-pooling gradient against an element-wise product, per byte",
+    )
     args = parser.parse_args(argv)
-    if args.channels:  # TF's own (Eigen) kernels on any CPU
+    if args.channels or args.pool_grads:  # TF's own (Eigen) kernels on any CPU
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     import tensorflow as tf
+
+    if args.pool_grads:
+        pool_gradients(tf)
+        return 0
 
     if args.channels:
         channel_grid(tf, args.channels)
@@ -309,6 +327,52 @@ def cross_entropies(tf) -> None:
         )
     for kind, values in factors.items():
         print(f"{kind} cross-entropy slowdown per byte: geometric mean {_geomean(values):.2f}, "
+              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+
+
+#: (batch, height, width, channels) pooled 2x2: the zoo's pooled activations
+#: (the triplet encoder's, the spectral-norm CNN's, the mel-spectrogram
+#: CNN's, the U-Net's) and two more
+POOL_SHAPES = [
+    (64, 26, 26, 16),
+    (64, 32, 32, 64),
+    (16, 64, 64, 32),
+    (32, 64, 100, 16),
+    (16, 96, 96, 16),
+    (32, 16, 16, 128),
+]
+
+
+def pool_gradients(tf) -> None:
+    """Eigen's ``MaxPoolGrad`` and ``MaxPool`` per byte against an element-wise product."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    window = [1, 2, 2, 1]
+    grads, pools = [], []
+    for shape in POOL_SHAPES:
+        x = tf.constant(rng.standard_normal(shape, dtype=np.float32))
+        pool = tf.function(lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"))
+        y = pool(x)
+        dy = tf.constant(rng.standard_normal(y.shape, dtype=np.float32))
+        grad = tf.function(
+            lambda x, y, dy: tf.raw_ops.MaxPoolGrad(
+                orig_input=x, orig_output=y, grad=dy, ksize=window, strides=window, padding="VALID"
+            )
+        )
+        product = tf.function(lambda x: x * 0.5)
+        product_ms = timed(lambda x=x, f=product: f(x))
+        grad_ms = timed(lambda x=x, y=y, dy=dy, f=grad: f(x, y, dy))
+        pool_ms = timed(lambda x=x, f=pool: f(x))
+        # bytes moved, in input sizes: the gradient 2.5, the pooling 1.25, the product 2
+        grads.append(grad_ms / product_ms / 1.25)
+        pools.append(pool_ms / product_ms / 0.625)
+        print(
+            f"{shape}: MaxPoolGrad {grad_ms:.2f} ms, MaxPool {pool_ms:.2f} ms, the input times "
+            f"0.5 {product_ms:.2f} ms; slower per byte: {grads[-1]:.2f} and {pools[-1]:.2f}"
+        )
+    for kind, values in (("MaxPoolGrad", grads), ("MaxPool", pools)):
+        print(f"{kind} slowdown per byte: geometric mean {_geomean(values):.2f}, "
               f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
 
 

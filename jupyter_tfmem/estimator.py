@@ -3449,7 +3449,12 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
-    from .engine.executor import filter_grad_slowdown, op_duration, reduction_slowdown
+    from .engine.executor import (
+        filter_grad_slowdown,
+        op_duration,
+        pool_grad_slowdown,
+        reduction_slowdown,
+    )
 
     slowdown = reduction_slowdown(_cpu_vendor())
     onednn, flags = _onednn_dtypes(), _cpu_flags()
@@ -3475,6 +3480,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         dtype = _dtype_name(first[2]) if first is not None else ""
         kernel = _shape(props1, (name, 0)) if node.op == "Conv2DBackpropFilter" else None
         filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags, kernel)
+        pools = pool_grad_slowdown(node.op, (dtype or "float32") in onednn)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
@@ -3487,6 +3493,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
                     nbytes(in_specs, m, width),
                     slowdown,
                     filters,
+                    pools,
                 )
             )
         a, b = _linear(*costs)

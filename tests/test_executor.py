@@ -734,3 +734,51 @@ def test_a_16_bit_filter_gradient_is_slow_only_where_its_ratio_was_timed(
     # both durations carry a kernel's overhead, so the factor shows to ~10%
     factor = ratio / executor._FILTER_GRAD_SLOWDOWN
     assert 0.85 * factor < slow / plain <= factor
+
+
+def test_an_eigen_max_pooling_gradient_costs_more_than_its_bytes():
+    # TF's own MaxPoolGrad finds each window's maximum again: 2.5 to 4.5
+    # times slower per byte than an element-wise product, timed alone
+    # (kernel_costs.py --pool-grads); oneDNN's reads its saved argmax.
+    from jupyter_tfmem.engine.executor import op_duration, pool_grad_slowdown
+
+    assert pool_grad_slowdown("MaxPoolGrad", onednn=False) > 2.0
+    assert pool_grad_slowdown("MaxPoolGrad", onednn=True) == 1.0
+    assert pool_grad_slowdown("ReluGrad", onednn=False) == 1.0
+    x, y = (64, 26, 26, 16), (64, 13, 13, 16)
+    args = ("MaxPoolGrad", [x], [x, y, y], 2.8e6, 4.2e6)
+    plain = op_duration(*args)
+    slow = op_duration(*args, pool_slowdown=pool_grad_slowdown("MaxPoolGrad", onednn=False))
+    assert slow > 2.0 * plain
+
+
+def test_the_replay_times_max_pooling_gradients_by_the_kernel_tf_runs(monkeypatch):
+    # On a CPU where TF runs no oneDNN, the replay's pooling gradient takes
+    # the Eigen kernel's slowdown; with oneDNN, its bytes' time.
+    import conftest
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+    from jupyter_tfmem.engine import executor
+
+    inp = keras.Input((32, 32, 8))
+    x = keras.layers.MaxPooling2D()(keras.layers.Conv2D(16, 3, padding="same")(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
+    real = estimator._executor_events
+
+    def pool_grad_time(flags) -> float:
+        seen: list[float] = []
+
+        def spy(nodes, order, durations, *args, **kwargs):
+            seen.extend(durations[n] for n, node in nodes.items() if node.op == "MaxPoolGrad")
+            return real(nodes, order, durations, *args, **kwargs)
+
+        conftest.on_cpu(monkeypatch, flags)
+        monkeypatch.setattr(estimator, "_executor_events", spy)
+        estimate(model, 32, optimizer="sgd", loss="mse", device="CPU")
+        assert seen
+        return seen[0]
+
+    ratio = pool_grad_time(conftest.AVX2) / pool_grad_time(conftest.AVX512)
+    # the kernel's fixed overhead is not slowed down, so the ratio is a little under
+    assert 0.8 * executor.EIGEN_POOL_GRAD_SLOWDOWN < ratio <= executor.EIGEN_POOL_GRAD_SLOWDOWN

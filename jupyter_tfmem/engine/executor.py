@@ -231,6 +231,30 @@ def filter_grad_slowdown(
     return math.exp(c0 + c1 * a + c2 * b + c3 * a * b)
 
 
+#: TF's own (Eigen) ``MaxPoolGrad``, where oneDNN does not run the dtype,
+#: finds each window's maximum again and scatters the gradient into it: it
+#: runs 2.1 to 4.5 times slower per byte it reads and writes than an
+#: element-wise product, timed alone on the AVX2 EPYC over six pooled
+#: shapes of 2.6 to 16 MiB (geometric means 3.29 and 3.15 in two runs,
+#: session 49: ``python benchmarks/kernel_costs.py --pool-grads``).  oneDNN's kernel
+#: reads the argmax its forward pooling saved and is not slower: in a
+#: profiled triplet-encoder step here it took 0.5 to 0.8 ms with oneDNN on,
+#: 2.1 to 3.4 ms with it off (the model: 0.9 ms).  Costed by its bytes, the
+#: pooling gradients of that step's three branches ended before the dense
+#: layers' gradients did, and its three filter gradients ran one after the
+#: other; TF ran two branches' pooling gradients, then their filter
+#: gradients (each with a 10.7 MiB column buffer), side by side.
+EIGEN_POOL_GRAD_SLOWDOWN = 3.2
+
+
+def pool_grad_slowdown(op: str, onednn: bool) -> float:
+    """How many times its bytes' time a pooling gradient takes (1 for other ops).
+
+    ``onednn`` says whether oneDNN runs the op's dtype on this CPU.
+    """
+    return EIGEN_POOL_GRAD_SLOWDOWN if op == "MaxPoolGrad" and not onednn else 1.0
+
+
 def reduction_slowdown(vendor: str | None) -> float:
     """How many times its bytes a reduction that keeps the innermost axis costs, on ``vendor``."""
     return REDUCTION_SLOWDOWN.get(vendor or "", _REDUCTION_SLOWDOWN)
@@ -324,12 +348,14 @@ def op_duration(
     in_bytes: float,
     reduction_slowdown: float = _REDUCTION_SLOWDOWN,
     filter_slowdown: float = _FILTER_GRAD_SLOWDOWN,
+    pool_slowdown: float = 1.0,
 ) -> float:
     """A rough duration in ns: compute for products, memory traffic for the rest.
 
     ``reduction_slowdown`` is the CPU's (``reduction_slowdown(vendor)``),
     ``filter_slowdown`` the op's if it is a filter gradient
-    (``filter_grad_slowdown``).
+    (``filter_grad_slowdown``), ``pool_slowdown`` if it is a pooling gradient
+    (``pool_grad_slowdown``).
     """
     if op in CHEAP_OPS:
         return 0.0
@@ -348,7 +374,7 @@ def op_duration(
     elif op == "UnsortedSegmentSum":
         moved *= SCATTER_SLOWDOWN
     else:
-        moved *= XENT_SLOWDOWN.get(op, 1.0)
+        moved *= XENT_SLOWDOWN.get(op, 1.0) * pool_slowdown
     return _OVERHEAD + flops / _FLOP_RATE + moved
 
 
