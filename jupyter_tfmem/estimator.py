@@ -3475,12 +3475,14 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         costs = []
         width = node.element_cost_bytes
         in_specs = [_spec(nodes, src) for src in node.inputs]
-        # only a filter gradient's duration reads it; an unknown dtype gets float32's
+        # only filter and pooling gradients' durations read the dtype: whether
+        # oneDNN runs it (an unknown dtype as float32) picks their kernel
         first = node.outputs[0] if node.outputs else None
         dtype = _dtype_name(first[2]) if first is not None else ""
+        on_onednn = (dtype or "float32") in onednn
         kernel = _shape(props1, (name, 0)) if node.op == "Conv2DBackpropFilter" else None
-        filters = filter_grad_slowdown(node.op, dtype, dtype in onednn, flags, kernel)
-        pools = pool_grad_slowdown(node.op, (dtype or "float32") in onednn)
+        filters = filter_grad_slowdown(node.op, dtype, on_onednn, flags, kernel)
+        pools = pool_grad_slowdown(node.op, on_onednn)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]

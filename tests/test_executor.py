@@ -737,7 +737,7 @@ def test_a_16_bit_filter_gradient_is_slow_only_where_its_ratio_was_timed(
 
 
 def test_an_eigen_max_pooling_gradient_costs_more_than_its_bytes():
-    # TF's own MaxPoolGrad finds each window's maximum again: 2.5 to 4.5
+    # TF's own MaxPoolGrad finds each window's maximum again: 2.1 to 4.5
     # times slower per byte than an element-wise product, timed alone
     # (kernel_costs.py --pool-grads); oneDNN's reads its saved argmax.
     from jupyter_tfmem.engine.executor import op_duration, pool_grad_slowdown

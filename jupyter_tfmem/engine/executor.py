@@ -235,8 +235,9 @@ def filter_grad_slowdown(
 #: finds each window's maximum again and scatters the gradient into it: it
 #: runs 2.1 to 4.5 times slower per byte it reads and writes than an
 #: element-wise product, timed alone on the AVX2 EPYC over six pooled
-#: shapes of 2.6 to 16 MiB (geometric means 3.29 and 3.15 in two runs,
-#: session 49: ``python benchmarks/kernel_costs.py --pool-grads``).  oneDNN's kernel
+#: shapes of 2.6 to 16 MiB (session 49: geometric mean 3.15 in
+#: ``python benchmarks/kernel_costs.py --pool-grads``, 3.29 in a first
+#: scratch run of the same shapes).  oneDNN's kernel
 #: reads the argmax its forward pooling saved and is not slower: in a
 #: profiled triplet-encoder step here it took 0.5 to 0.8 ms with oneDNN on,
 #: 2.1 to 3.4 ms with it off (the model: 0.9 ms).  Costed by its bytes, the
