@@ -59,6 +59,14 @@ forward pooling the same way; the engine's ``EIGEN_POOL_GRAD_SLOWDOWN`` is
 the gradient's geometric mean.
 
     python benchmarks/kernel_costs.py --pool-grads
+
+With ``--few-channels`` it times Eigen's filter gradient of 3x3
+convolutions with 1 to 8 input channels and 8 to 64 output channels (a
+first layer over grayscale or spectrogram inputs, which has no input
+gradient to race) and prints its time over the time the cost model gives
+it (``executor.op_duration``), a grid per image size.
+
+    python benchmarks/kernel_costs.py --few-channels
 """
 
 from __future__ import annotations
@@ -129,13 +137,22 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time only Eigen's max-pooling gradient against an element-wise product, per byte",
     )
+    parser.add_argument(
+        "--few-channels",
+        action="store_true",
+        help="time only Eigen's filter gradients with 1 to 8 input channels against the cost model",
+    )
     args = parser.parse_args(argv)
-    if args.channels or args.pool_grads:  # TF's own (Eigen) kernels on any CPU
+    eigen_only = args.channels or args.pool_grads or args.few_channels
+    if eigen_only:  # TF's own (Eigen) kernels on any CPU
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     import tensorflow as tf
 
     if args.pool_grads:
         pool_gradients(tf)
+        return 0
+    if args.few_channels:
+        few_channel_filters(tf)
         return 0
 
     if args.channels:
@@ -374,6 +391,52 @@ def pool_gradients(tf) -> None:
     for kind, values in (("MaxPoolGrad", grads), ("MaxPool", pools)):
         print(f"{kind} slowdown per byte: geometric mean {_geomean(values):.2f}, "
               f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+
+
+#: (batch, height, width) images, and the channel counts, of ``--few-channels``
+FEW_CHANNEL_IMAGES = [(64, 28, 28), (32, 64, 64)]
+FEW_CHANNELS_IN = (1, 2, 3, 4, 8)
+FEW_CHANNELS_OUT = (8, 16, 32, 64)
+
+
+def few_channel_filters(tf) -> None:
+    """Eigen's filter gradients with few input channels: TF's time over the model's."""
+    import numpy as np
+
+    from jupyter_tfmem.engine.executor import filter_grad_slowdown, op_duration
+
+    rng = np.random.default_rng(0)
+    strides = [1, 1, 1, 1]
+    for n, h, w in FEW_CHANNEL_IMAGES:
+        print(
+            f"{(n, h, w)} images, 3x3 'valid': TF's time over the model's, C_out {FEW_CHANNELS_OUT}"
+        )
+        for cin in FEW_CHANNELS_IN:
+            ratios = []
+            for cout in FEW_CHANNELS_OUT:
+                x = tf.constant(rng.standard_normal((n, h, w, cin), dtype=np.float32))
+                dy = tf.constant(rng.standard_normal((n, h - 2, w - 2, cout), dtype=np.float32))
+                kernel = (3, 3, cin, cout)
+                grad = tf.function(
+                    lambda x, dy, kernel=kernel: tf.raw_ops.Conv2DBackpropFilter(
+                        input=x, filter_sizes=kernel, out_backprop=dy, strides=strides,
+                        padding="VALID",
+                    )
+                )  # fmt: skip
+                ms = timed(lambda x=x, dy=dy, f=grad: f(x, dy), repeats=15)
+                slowdown = filter_grad_slowdown(
+                    "Conv2DBackpropFilter", "float32", False, None, kernel
+                )
+                modelled = op_duration(
+                    "Conv2DBackpropFilter",
+                    [kernel],
+                    [x.shape.as_list(), (4,), dy.shape.as_list()],
+                    math.prod(kernel) * 4,
+                    (x.shape.num_elements() + dy.shape.num_elements()) * 4,
+                    filter_slowdown=slowdown,
+                ) / 1e6  # fmt: skip
+                ratios.append(ms / modelled)
+            print(f"  C_in {cin}: " + " ".join(f"{r:5.2f}" for r in ratios))
 
 
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
