@@ -60,11 +60,14 @@ the gradient's geometric mean.
 
     python benchmarks/kernel_costs.py --pool-grads
 
-With ``--few-channels`` it times Eigen's filter gradient of 3x3
-convolutions with 1 to 8 input channels and 8 to 64 output channels (a
-first layer over grayscale or spectrogram inputs, which has no input
-gradient to race) and prints its time over the time the cost model gives
-it (``executor.op_duration``), a grid per image size.
+With ``--few-channels`` it times Eigen's three kernels of 3x3 convolutions
+(forward, input and filter gradients) with 1 to 64 input and output
+channels each (a first layer over grayscale or spectrogram inputs, a last
+layer to a few channels) on four image sizes, prints TF's time and the time
+the cost model gives it (``executor.op_duration``), and fits each kernel's
+two pads of ``executor.EIGEN_FEW_CHANNEL_PADS``: TF's time as if each
+pixel's column had ``cols`` more entries and the result ``rows`` more
+channels.  It takes about two minutes.
 
     python benchmarks/kernel_costs.py --few-channels
 """
@@ -140,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--few-channels",
         action="store_true",
-        help="time only Eigen's filter gradients with 1 to 8 input channels against the cost model",
+        help="time only Eigen's convolutions with 1 to 64 channels and fit their pads",
     )
     args = parser.parse_args(argv)
     eigen_only = args.channels or args.pool_grads or args.few_channels
@@ -394,49 +397,102 @@ def pool_gradients(tf) -> None:
 
 
 #: (batch, height, width) images, and the channel counts, of ``--few-channels``
-FEW_CHANNEL_IMAGES = [(64, 28, 28), (32, 64, 64)]
-FEW_CHANNELS_IN = (1, 2, 3, 4, 8)
-FEW_CHANNELS_OUT = (8, 16, 32, 64)
+FEW_CHANNEL_IMAGES = [(16, 96, 96), (32, 64, 64), (64, 28, 28), (128, 14, 14)]
+FEW_CHANNELS = (1, 3, 8, 16, 32, 64)
+
+
+def _few_channel_kernels(tf, x, dy, kernel):
+    """The three convolution kernels of ``--few-channels``, as (op, tf.function, args)."""
+    strides, shape = [1, 1, 1, 1], x.shape.as_list()
+    sizes = [int(d) for d in kernel.shape]
+
+    def forward(x, k):
+        return tf.raw_ops.Conv2D(input=x, filter=k, strides=strides, padding="VALID")
+
+    def input_gradient(dy, k):
+        return tf.raw_ops.Conv2DBackpropInput(
+            input_sizes=shape, filter=k, out_backprop=dy, strides=strides, padding="VALID"
+        )
+
+    def filter_gradient(x, dy):
+        return tf.raw_ops.Conv2DBackpropFilter(
+            input=x, filter_sizes=sizes, out_backprop=dy, strides=strides, padding="VALID"
+        )
+
+    return [
+        ("Conv2D", tf.function(forward), (x, kernel)),
+        ("Conv2DBackpropInput", tf.function(input_gradient), (dy, kernel)),
+        ("Conv2DBackpropFilter", tf.function(filter_gradient), (x, dy)),
+    ]
 
 
 def few_channel_filters(tf) -> None:
-    """Eigen's filter gradients with few input channels: TF's time over the model's."""
+    """Eigen's convolution kernels with few channels: TF's time, the pads that fit it, the model's.
+
+    The engine's ``EIGEN_FEW_CHANNEL_PADS`` are, per kernel, the ``(cols,
+    rows)`` for which TF's time is closest to proportional to ``pixels *
+    (9 k + cols) * (m + rows)``, ``k`` the contracted channels (the least
+    spread of the log ratio over the grid).
+    """
     import numpy as np
 
-    from jupyter_tfmem.engine.executor import filter_grad_slowdown, op_duration
+    from jupyter_tfmem.engine.executor import (
+        EIGEN_FEW_CHANNEL_PADS,
+        few_channel_slowdown,
+        filter_grad_slowdown,
+        op_duration,
+    )
 
     rng = np.random.default_rng(0)
-    strides = [1, 1, 1, 1]
+    timings: dict[str, list] = {}  # op: [(pixels, k, m, TF's ms, the model's ms)]
     for n, h, w in FEW_CHANNEL_IMAGES:
-        print(
-            f"{(n, h, w)} images, 3x3 'valid': TF's time over the model's, C_out {FEW_CHANNELS_OUT}"
-        )
-        for cin in FEW_CHANNELS_IN:
-            ratios = []
-            for cout in FEW_CHANNELS_OUT:
+        for cin in FEW_CHANNELS:
+            for cout in FEW_CHANNELS:
                 x = tf.constant(rng.standard_normal((n, h, w, cin), dtype=np.float32))
                 dy = tf.constant(rng.standard_normal((n, h - 2, w - 2, cout), dtype=np.float32))
-                kernel = (3, 3, cin, cout)
-                grad = tf.function(
-                    lambda x, dy, kernel=kernel: tf.raw_ops.Conv2DBackpropFilter(
-                        input=x, filter_sizes=kernel, out_backprop=dy, strides=strides,
-                        padding="VALID",
-                    )
-                )  # fmt: skip
-                ms = timed(lambda x=x, dy=dy, f=grad: f(x, dy), repeats=15)
-                slowdown = filter_grad_slowdown(
-                    "Conv2DBackpropFilter", "float32", False, None, kernel
-                )
-                modelled = op_duration(
-                    "Conv2DBackpropFilter",
-                    [kernel],
-                    [x.shape.as_list(), (4,), dy.shape.as_list()],
-                    math.prod(kernel) * 4,
-                    (x.shape.num_elements() + dy.shape.num_elements()) * 4,
-                    filter_slowdown=slowdown,
-                ) / 1e6  # fmt: skip
-                ratios.append(ms / modelled)
-            print(f"  C_in {cin}: " + " ".join(f"{r:5.2f}" for r in ratios))
+                kernel = tf.constant(rng.standard_normal((3, 3, cin, cout), dtype=np.float32))
+                shape = (3, 3, cin, cout)
+                for op, fn, args in _few_channel_kernels(tf, x, dy, kernel):
+                    ms = timed(lambda fn=fn, args=args: fn(*args), repeats=9)
+                    out = {"Conv2D": dy.shape, "Conv2DBackpropInput": x.shape}.get(op, shape)
+                    modelled = op_duration(
+                        op,
+                        [tuple(out)],
+                        [x.shape.as_list(), shape, dy.shape.as_list()],
+                        math.prod(out) * 4,
+                        sum(t.shape.num_elements() for t in args) * 4,
+                        filter_slowdown=filter_grad_slowdown(op, "float32", False, None, shape),
+                        channel_slowdown=few_channel_slowdown(op, "float32", False, shape),
+                    ) / 1e6  # fmt: skip
+                    k, m = (cout, cin) if op == "Conv2DBackpropInput" else (cin, cout)
+                    timings.setdefault(op, []).append((n * (h - 2) * (w - 2), k, m, ms, modelled))
+
+    def spread(rows: list, cols: float, pad: float) -> float:
+        logs = [
+            math.log(ms / (pixels * (9 * k + cols) * (m + pad))) for pixels, k, m, ms, _ in rows
+        ]
+        mean = sum(logs) / len(logs)
+        return math.sqrt(sum((v - mean) ** 2 for v in logs) / len(logs))
+
+    columns = list(range(0, 600, 12)) + list(range(600, 3001, 100))
+    for op, rows in timings.items():
+        print(f"{op}: TF's ms over the model's, rows k (contracted), columns m, {FEW_CHANNELS}")
+        per_image = len(FEW_CHANNELS) ** 2
+        for i, image in enumerate(FEW_CHANNEL_IMAGES):
+            block = sorted(rows[i * per_image : (i + 1) * per_image], key=lambda t: (t[1], t[2]))
+            print(f"  {image}")
+            for a in range(len(FEW_CHANNELS)):
+                row = block[a * len(FEW_CHANNELS) : (a + 1) * len(FEW_CHANNELS)]
+                print(f"    k {row[0][1]:2d}: " + " ".join(f"{t[3]:6.2f}/{t[4]:6.2f}" for t in row))
+        best = min((spread(rows, c, r), c, r) for c in columns for r in range(0, 201, 4))
+        ratios = [t[3] / t[4] for t in rows]
+        print(
+            f"  TF's time ~ pixels * (9 k + {best[1]}) * (m + {best[2]}): rms {best[0]:.2f} in "
+            f"log time (FLOPs alone {spread(rows, 0, 0):.2f}; the engine's "
+            f"{EIGEN_FEW_CHANNEL_PADS[op]}: {spread(rows, *EIGEN_FEW_CHANNEL_PADS[op]):.2f}); "
+            f"TF over the model {min(ratios):.2f} to {max(ratios):.2f}, "
+            f"geometric mean {_geomean(ratios):.2f}"
+        )
 
 
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES

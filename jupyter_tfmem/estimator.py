@@ -3450,6 +3450,8 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
     from .engine.executor import (
+        EIGEN_FEW_CHANNEL_PADS,
+        few_channel_slowdown,
         filter_grad_slowdown,
         op_duration,
         pool_grad_slowdown,
@@ -3475,14 +3477,19 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         costs = []
         width = node.element_cost_bytes
         in_specs = [_spec(nodes, src) for src in node.inputs]
-        # only filter and pooling gradients' durations read the dtype: whether
-        # oneDNN runs it (an unknown dtype as float32) picks their kernel
+        # only convolutions' and pooling gradients' durations read the dtype:
+        # whether oneDNN runs it (an unknown dtype as float32) picks their kernel
         first = node.outputs[0] if node.outputs else None
         dtype = _dtype_name(first[2]) if first is not None else ""
         on_onednn = (dtype or "float32") in onednn
-        kernel = _shape(props1, (name, 0)) if node.op == "Conv2DBackpropFilter" else None
+        kernel = None
+        if node.op == "Conv2DBackpropFilter":
+            kernel = _shape(props1, (name, 0))
+        elif node.op in EIGEN_FEW_CHANNEL_PADS and len(node.inputs) > 1:
+            kernel = _shape(props1, node.inputs[1])
         filters = filter_grad_slowdown(node.op, dtype, on_onednn, flags, kernel)
         pools = pool_grad_slowdown(node.op, on_onednn)
+        channels = few_channel_slowdown(node.op, dtype, on_onednn, kernel)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
@@ -3496,6 +3503,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
                     slowdown,
                     filters,
                     pools,
+                    channels,
                 )
             )
         a, b = _linear(*costs)

@@ -579,8 +579,8 @@ def test_an_eigen_filter_gradient_follows_its_channels():
     assert eigen((3, 3, 256, 256)) < 0.9
     assert eigen((3, 3, 64, 32)) > eigen((3, 3, 64, 128))
     assert eigen((3, 3, 64, 32), "float64") == eigen((3, 3, 64, 32))
-    # outside the timed grid, its nearest edge
-    assert eigen((3, 3, 2048, 3)) == eigen((3, 3, 256, 16))
+    # above the timed grid, its nearest edge
+    assert eigen((3, 3, 2048, 512)) == eigen((3, 3, 256, 256))
     # oneDNN's kernels, a 1x1 kernel (no column matrix), an Eigen float16
     # kernel and a kernel of unknown shape keep the constant
     for slowdown in (
@@ -591,6 +591,78 @@ def test_an_eigen_filter_gradient_follows_its_channels():
         eigen((3, 3, None, 16)),
     ):
         assert slowdown == _FILTER_GRAD_SLOWDOWN
+
+
+@pytest.mark.parametrize("op", ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"])
+def test_an_eigen_convolution_with_few_channels_costs_more_than_its_flops(op):
+    # Below 16 channels TF's time falls far less than the FLOPs do
+    # (kernel_costs.py --few-channels): a one-channel first layer's filter
+    # gradient took 2.2 to 8 times what its FLOPs gave.  The replay charges
+    # the FLOPs at the 16-channel rate, times how TF's time per FLOP grows.
+    from jupyter_tfmem.engine.executor import EIGEN_FEW_CHANNEL_PADS, few_channel_slowdown
+
+    def time(c_in, c_out):  # the modelled FLOP time, up to a constant
+        return few_channel_slowdown(op, "float32", False, (3, 3, c_in, c_out)) * c_in * c_out
+
+    cols, rows = EIGEN_FEW_CHANNEL_PADS[op]
+    # k is contracted: the input's channels, the output's for the input gradient
+    k_of = (lambda k, m: (m, k)) if op == "Conv2DBackpropInput" else (lambda k, m: (k, m))
+    assert time(*k_of(1, 16)) / time(16, 16) == pytest.approx((9 + cols) / (9 * 16 + cols))
+    assert time(*k_of(16, 4)) / time(16, 16) == pytest.approx((4 + rows) / (16 + rows))
+    assert time(1, 16) / time(16, 16) > 3 / 16 and time(16, 1) / time(16, 16) > 3 / 16
+    # it grows with either count, and is the FLOPs' from 16 channels up
+    times = [[time(c_in, c_out) for c_out in (1, 3, 8, 15, 16, 17)] for c_in in (1, 3, 8, 16, 32)]
+    for row in times:
+        assert row == sorted(row)
+    for column in zip(*times):
+        assert list(column) == sorted(column)
+    assert few_channel_slowdown(op, "float32", False, (3, 3, 16, 300)) == 1.0
+    assert few_channel_slowdown(op, "float64", False, (3, 3, 3, 64)) > 1.5
+    # oneDNN's kernels, 16-bit ones, 1x1 kernels and unknown shapes: their FLOPs
+    for dtype, onednn, kernel in (
+        ("float32", True, (3, 3, 3, 64)),
+        ("float16", False, (3, 3, 3, 64)),
+        ("float32", False, (1, 1, 3, 64)),
+        ("float32", False, (3, 3, None, 64)),
+        ("float32", False, None),
+    ):
+        assert few_channel_slowdown(op, dtype, onednn, kernel) == 1.0
+    assert few_channel_slowdown("DepthwiseConv2dNative", "float32", False, (3, 3, 3, 1)) == 1.0
+
+
+def test_the_replay_times_a_first_layer_by_how_tf_runs_few_channels(monkeypatch):
+    # A one-channel first layer's filter gradient, on a CPU where TF runs its
+    # own kernels, is timed several times its FLOPs; with oneDNN, by them.
+    import conftest
+    import keras
+
+    from jupyter_tfmem import estimate, estimator
+
+    inp = keras.Input((28, 28, 1))
+    x = keras.layers.Conv2D(32, 3, padding="same")(keras.layers.Conv2D(16, 3)(inp))
+    model = keras.Model(inp, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
+    real = estimator._executor_events
+
+    def first_filter_over_second(flags) -> float:
+        seen: dict[str, float] = {}
+
+        def spy(nodes, order, durations, *args, **kwargs):
+            for name, node in nodes.items():
+                if node.op == "Conv2DBackpropFilter":
+                    seen.setdefault(name, durations[name])
+            return real(nodes, order, durations, *args, **kwargs)
+
+        on_cpu(monkeypatch, flags)
+        monkeypatch.setattr(estimator, "_executor_events", spy)
+        estimate(model, 32, optimizer="sgd", loss="mse", device="CPU")
+        first, second = sorted(seen.values())
+        return first / second
+
+    # FLOPs: 1 x 16 against 16 x 32 channels, 1/32 (plus overheads and
+    # bytes); TF's own kernels alone, 0.23 at batch 64 (kernel_costs.py)
+    flops = first_filter_over_second(conftest.AVX512)
+    assert flops < 0.1
+    assert first_filter_over_second(conftest.AVX2) > 2 * flops
 
 
 def test_eigen_filter_gradients_scenarios_span_how_far_tf_strays_from_the_fit(monkeypatch):

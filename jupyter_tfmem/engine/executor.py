@@ -186,6 +186,31 @@ _REDUCTION_SLOWDOWN = REDUCTION_SLOWDOWN["GenuineIntel"]
 EIGEN_FILTER_GRAD_FIT = (-2.170, 0.889, 0.499, -0.1942)
 #: The grid's channel counts, the fit's range.
 EIGEN_FIT_CHANNELS = (16, 256)
+#: Eigen's convolutions with fewer than 16 input or output channels (a
+#: grayscale or spectrogram CNN's first layer, an image-to-image network's
+#: last) take far longer than their FLOPs: their time falls far less than
+#: the FLOPs do as the channels do.  Timed alone here over 3x3 convolutions
+#: with 1 to 64 input and output channels each, on four image sizes
+#: (``python benchmarks/kernel_costs.py --few-channels``), each of the
+#: three kernels' time is proportional to ``pixels * (taps * k + cols) *
+#: (m + rows)`` within an rms of 0.21 to 0.26 in log time (FLOPs alone: 1.3
+#: to 1.5), ``k`` the channels contracted (the input's; the output's for
+#: the input gradient), ``m`` the others: as if each pixel's column of
+#: ``taps * k`` entries had ``cols`` more and the result ``rows`` more
+#: channels.  These pads are a first run's; the benchmark's gave (324, 28),
+#: (528, 4) and (48, 60), as close.  Where a count is under 16, the replay
+#: charges the FLOPs at the 16-channel kernel's rate times how much that
+#: product per FLOP grows below it (``few_channel_slowdown``).  Costed by
+#: its FLOPs, a one-channel first layer's filter gradient took 2.2 to 8
+#: times the model's time alone, and the triplet encoder's step waited on
+#: it; a convolution to one channel (the KL VAE's output) took 18.7 ms for
+#: its input gradient in TF's step, the model 1.6 (10.1 now).
+EIGEN_FEW_CHANNEL_PADS = {
+    "Conv2D": (276, 28),
+    "_FusedConv2D": (276, 28),
+    "Conv2DBackpropInput": (540, 8),
+    "Conv2DBackpropFilter": (48, 68),
+}
 #: How far TF's in-step ratios stray from the fit: one rms (0.38 in log
 #: ratio, the 46 float32 pairs above) either way.  Where the fit times a
 #: step's filter gradients, its scenarios scale them by these ends instead
@@ -229,6 +254,31 @@ def filter_grad_slowdown(
     a, b = (math.log(min(max(c, lo), hi)) for c in kernel[2:])
     c0, c1, c2, c3 = EIGEN_FILTER_GRAD_FIT
     return math.exp(c0 + c1 * a + c2 * b + c3 * a * b)
+
+
+def few_channel_slowdown(op: str, dtype: str, onednn: bool, kernel: Shape | None) -> float:
+    """How many times its FLOPs' time an Eigen convolution with under 16 channels takes.
+
+    1 for other ops, for oneDNN's kernels (``onednn``: whether oneDNN runs
+    ``dtype`` on this CPU), for 1x1 kernels and for kernels of unknown shape
+    ``(height, width, C_in, C_out)``.
+    """
+    pads = EIGEN_FEW_CHANNEL_PADS.get(op)
+    known = kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
+    if pads is None or onednn or dtype not in ("float32", "float64") or not known:
+        return 1.0
+    taps, c_in, c_out = kernel[0] * kernel[1], kernel[2], kernel[3]
+    if taps < 2 or min(c_in, c_out) < 1:
+        return 1.0
+    # the contracted channels k are the input's, but the output's for the input gradient
+    k, m = (c_out, c_in) if op == "Conv2DBackpropInput" else (c_in, c_out)
+    cols, rows = pads
+    edge = EIGEN_FIT_CHANNELS[0]
+
+    def per_flop(k: int, m: int) -> float:
+        return (taps * k + cols) * (m + rows) / (taps * k * m)
+
+    return per_flop(k, m) / per_flop(max(k, edge), max(m, edge))
 
 
 #: TF's own (Eigen) ``MaxPoolGrad``, where oneDNN does not run the dtype,
@@ -350,13 +400,15 @@ def op_duration(
     reduction_slowdown: float = _REDUCTION_SLOWDOWN,
     filter_slowdown: float = _FILTER_GRAD_SLOWDOWN,
     pool_slowdown: float = 1.0,
+    channel_slowdown: float = 1.0,
 ) -> float:
     """A rough duration in ns: compute for products, memory traffic for the rest.
 
     ``reduction_slowdown`` is the CPU's (``reduction_slowdown(vendor)``),
     ``filter_slowdown`` the op's if it is a filter gradient
     (``filter_grad_slowdown``), ``pool_slowdown`` if it is a pooling gradient
-    (``pool_grad_slowdown``).
+    (``pool_grad_slowdown``), ``channel_slowdown`` if it is a convolution with
+    few channels (``few_channel_slowdown``).
     """
     if op in CHEAP_OPS:
         return 0.0
@@ -369,6 +421,7 @@ def op_duration(
             out_bytes = _size(out_shapes[0]) * in_bytes / elements
     if "BackpropFilter" in op:  # a reduction over the batch: slower per FLOP
         flops *= filter_slowdown
+    flops *= channel_slowdown
     moved = (out_bytes + in_bytes) / _BYTE_RATE
     if op in REDUCTION_OPS:
         moved *= reduction_slowdown
