@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         pool_gradients(tf)
         return 0
     if args.few_channels:
-        few_channel_filters(tf)
+        few_channel_convolutions(tf)
         return 0
 
     if args.channels:
@@ -426,7 +426,7 @@ def _few_channel_kernels(tf, x, dy, kernel):
     ]
 
 
-def few_channel_filters(tf) -> None:
+def few_channel_convolutions(tf) -> None:
     """Eigen's convolution kernels with few channels: TF's time, the pads that fit it, the model's.
 
     The engine's ``EIGEN_FEW_CHANNEL_PADS`` are, per kernel, the ``(cols,
