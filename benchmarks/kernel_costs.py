@@ -438,6 +438,7 @@ def few_channel_convolutions(tf) -> None:
 
     from jupyter_tfmem.engine.executor import (
         EIGEN_FEW_CHANNEL_PADS,
+        contracted_channels,
         few_channel_slowdown,
         filter_grad_slowdown,
         op_duration,
@@ -464,7 +465,7 @@ def few_channel_convolutions(tf) -> None:
                         filter_slowdown=filter_grad_slowdown(op, "float32", False, None, shape),
                         channel_slowdown=few_channel_slowdown(op, "float32", False, shape),
                     ) / 1e6  # fmt: skip
-                    k, m = (cout, cin) if op == "Conv2DBackpropInput" else (cin, cout)
+                    k, m = contracted_channels(op, cin, cout)
                     timings.setdefault(op, []).append((n * (h - 2) * (w - 2), k, m, ms, modelled))
 
     def spread(rows: list, cols: float, pad: float) -> float:

@@ -845,7 +845,7 @@ def test_the_replay_times_max_pooling_gradients_by_the_kernel_tf_runs(monkeypatc
             seen.extend(durations[n] for n, node in nodes.items() if node.op == "MaxPoolGrad")
             return real(nodes, order, durations, *args, **kwargs)
 
-        conftest.on_cpu(monkeypatch, flags)
+        on_cpu(monkeypatch, flags)
         monkeypatch.setattr(estimator, "_executor_events", spy)
         estimate(model, 32, optimizer="sgd", loss="mse", device="CPU")
         assert seen

@@ -218,13 +218,32 @@ EIGEN_FEW_CHANNEL_PADS = {
 EIGEN_FILTER_GRAD_SCALES = (math.exp(-0.38), math.exp(0.38))
 
 
+#: The dtypes Eigen's convolution kernels were timed in, for the channel fit
+#: and the few-channel pads.
+EIGEN_TIMED_DTYPES = ("float32", "float64")
+
+
+def _full_kernel(kernel: Shape | None) -> bool:
+    """Whether ``kernel`` is a whole ``(height, width, C_in, C_out)`` shape, every size known."""
+    return kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
+
+
+def contracted_channels(op: str, c_in: int, c_out: int) -> tuple[int, int]:
+    """``(k, m)``: the channels a convolution kernel contracts over, and the others.
+
+    The input's for the forward kernel and the filter gradient, the output's
+    for the input gradient.
+    """
+    return (c_out, c_in) if op == "Conv2DBackpropInput" else (c_in, c_out)
+
+
 def eigen_times_by_channels(op: str, dtype: str, onednn: bool) -> bool:
     """Whether ``EIGEN_FILTER_GRAD_FIT`` times this op (given its kernel's shape).
 
     TF's own filter gradient, where oneDNN does not run the dtype, in the
     two dtypes the fit was checked for.
     """
-    return op == "Conv2DBackpropFilter" and not onednn and dtype in ("float32", "float64")
+    return op == "Conv2DBackpropFilter" and not onednn and dtype in EIGEN_TIMED_DTYPES
 
 
 def filter_grad_slowdown(
@@ -247,8 +266,11 @@ def filter_grad_slowdown(
             if needs is None or needs in (flags or ()):
                 return ratio
         return _FILTER_GRAD_SLOWDOWN
-    known = kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
-    if not eigen_times_by_channels(op, dtype, onednn) or not known or kernel[0] * kernel[1] < 2:
+    if (
+        not eigen_times_by_channels(op, dtype, onednn)
+        or not _full_kernel(kernel)
+        or kernel[0] * kernel[1] < 2
+    ):
         return _FILTER_GRAD_SLOWDOWN
     lo, hi = EIGEN_FIT_CHANNELS
     a, b = (math.log(min(max(c, lo), hi)) for c in kernel[2:])
@@ -264,14 +286,12 @@ def few_channel_slowdown(op: str, dtype: str, onednn: bool, kernel: Shape | None
     ``(height, width, C_in, C_out)``.
     """
     pads = EIGEN_FEW_CHANNEL_PADS.get(op)
-    known = kernel is not None and len(kernel) == 4 and all(isinstance(d, int) for d in kernel)
-    if pads is None or onednn or dtype not in ("float32", "float64") or not known:
+    if pads is None or onednn or dtype not in EIGEN_TIMED_DTYPES or not _full_kernel(kernel):
         return 1.0
     taps, c_in, c_out = kernel[0] * kernel[1], kernel[2], kernel[3]
     if taps < 2 or min(c_in, c_out) < 1:
         return 1.0
-    # the contracted channels k are the input's, but the output's for the input gradient
-    k, m = (c_out, c_in) if op == "Conv2DBackpropInput" else (c_in, c_out)
+    k, m = contracted_channels(op, c_in, c_out)
     cols, rows = pads
     edge = EIGEN_FIT_CHANNELS[0]
 
