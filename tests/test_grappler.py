@@ -291,7 +291,6 @@ def test_two_calls_of_one_pass_are_one_call_of_two_passes():
     # first pass can be compared across batch sizes); TF's runtime makes one
     # call of two.  The second call must see the first's output as it is.
     # Only hints the replay does not read may differ (grappler.HINTS).
-    import copy
 
     from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
     from tensorflow.python.grappler import tf_optimizer
@@ -300,18 +299,15 @@ def test_two_calls_of_one_pass_are_one_call_of_two_passes():
         _traced_step(_attention_block(), (4, 6), (4, 3), "int32"),
         _traced_step(_bidirectional_lstm(), (4, 7, 4), (4, 3)),
     ):
-        gd = copy.deepcopy(traced.graph_def)
-        for node in gd.node:
-            node.device = node.device or grappler.CPU_DEVICE
-        originals = grappler._with_known_shapes(gd)
+        prepared, fetches = grappler._prepared(traced.graph_def, traced.fetches)
         config = config_pb2.ConfigProto()
         config.graph_options.rewrite_options.meta_optimizer_iterations = (
             rewriter_config_pb2.RewriterConfig.TWO
         )
         config.graph_options.rewrite_options.min_graph_nodes = -1
-        metagraph = grappler._metagraph(gd, traced.fetches)
+        metagraph = grappler._metagraph(prepared.graph, fetches)
         one_call = grappler._restored(
-            tf_optimizer.OptimizeGraph(config, metagraph, verbose=False), originals
+            tf_optimizer.OptimizeGraph(config, metagraph, verbose=False), prepared
         )
         two_calls = grappler.optimize(traced.graph_def, traced.fetches)
         assert _without_hints(one_call) == _without_hints(two_calls)
@@ -472,3 +468,74 @@ def test_a_raw_while_that_declares_no_shapes_keeps_its_inputs_shapes():
     props = grappler.infer_shapes(gd, fetches)
     assert props["grad"][0][0] == (4, 50, 12)
     assert not grappler.while_shapes(gd, props)  # declared now: nothing more to give
+
+
+_ADAM_RUNTIME = """
+import sys
+
+import keras
+import numpy as np
+from tensorflow.python.eager import context
+
+sys.path.insert(0, sys.argv[2])
+from test_grappler import _dense_pair
+
+model = _dense_pair()
+model.compile(optimizer="adam", loss="mse")
+context.context().enable_run_metadata()
+model.train_on_batch(np.ones((8, 16), "float32"), np.ones((8, 4), "float32"))
+metadata = context.context().export_run_metadata()
+graphs = [g.post_optimization_graph for g in metadata.function_graphs]
+graph = max(graphs, key=lambda g: len(g.node))
+open(sys.argv[1], "wb").write(graph.SerializeToString())
+"""
+
+
+def _dense_pair():
+    import keras
+
+    keras.backend.clear_session()  # the layer names TF's process gives them
+    inp = keras.Input((16,))
+    x = keras.layers.Dense(32, activation="relu")(inp)
+    return keras.Model(inp, keras.layers.Dense(4)(keras.layers.Dense(32)(x)))
+
+
+def _consumers(graph_def, ops):
+    """Per tensor, its consumers among ``ops``, in graph order."""
+    out = {}
+    for node in graph_def.node:
+        if node.op in ops:
+            for ref in node.input:
+                if not ref.startswith("^"):
+                    out.setdefault(ref.split(":")[0], []).append(node.op)
+    return out
+
+
+def test_each_gradients_adam_updates_come_in_the_order_of_tfs_runtime_graph(tmp_path):
+    # Adam reads each gradient twice, in Sub (the first moment) and Square
+    # (the second).  TF's executor runs the last consumer of a tensor inline
+    # and queues the others, so the order of the two in the graph TF runs
+    # decides which runs first and how long the gradient lives.  Grappler
+    # breaks ties by name, so it orders them as TF's runtime does only when
+    # it sees the arguments and return nodes named as TF's runtime names
+    # them.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _ADAM_RUNTIME, str(tmp_path / "g.pb"), str(Path(__file__).parent)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    runtime = tf.compat.v1.GraphDef.FromString((tmp_path / "g.pb").read_bytes())
+    traced = _traced_step(_dense_pair(), (8, 16), (8, 4))
+    ours = grappler.optimize(traced.graph_def, traced.fetches)
+
+    theirs = _consumers(runtime, ("Sub", "Square"))
+    mine = _consumers(ours, ("Sub", "Square"))
+    pairs = {k: v for k, v in theirs.items() if sorted(v) == ["Square", "Sub"]}
+    assert len(pairs) == 6, theirs  # a kernel and a bias gradient per layer
+    assert {k: mine.get(k) for k in pairs} == pairs

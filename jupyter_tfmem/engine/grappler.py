@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 from typing import Any
 
 from tensorflow.core.framework import graph_pb2, node_def_pb2
@@ -118,6 +119,10 @@ class FirstPass:
 
     graph: graph_pb2.GraphDef
     originals: dict[str, node_def_pb2.NodeDef]  # the placeholders to restore
+    #: the arguments' names in the trace -> the names TF's function gives them
+    names: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: each output -> the ``_Retval`` that reads it
+    returns: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def first_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> FirstPass:
@@ -133,23 +138,44 @@ def first_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> FirstPass:
     (checked on the first graph of every zoo case).  Split so, the first
     pass's graph serves to compare two batch sizes' graphs (``restored``)
     without a second pass over the second one.
+
+    Grappler is given the function body as TF's runtime gives it: arguments
+    named as in a ``FunctionDef`` and each output read by a ``_Retval``.
+    Names matter here: where Grappler's passes break ties by name, they
+    decide the order of a tensor's consumers in the graph TF runs, and so
+    which of them TF's executor runs inline (with Adam, each gradient's
+    ``Sub`` and ``Square``: ``tests/test_grappler.py``).
+    """
+    first, wanted = _prepared(graph_def, fetches)
+    first.graph = _one_pass(first.graph, wanted)
+    return first
+
+
+def _prepared(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> tuple[FirstPass, list[str]]:
+    """A copy of ``graph_def`` as TF's runtime gives it to Grappler, and what to fetch.
+
+    Its ``FirstPass`` holds the copy, not yet optimized.
     """
     gd = copy.deepcopy(graph_def)
     for node in gd.node:
         if not node.device:
             node.device = CPU_DEVICE
     originals = _with_known_shapes(gd)
-    return FirstPass(_one_pass(gd, fetches), originals)
+    names = _function_arg_names(gd, originals)
+    _rename(gd, names)
+    first = FirstPass(gd, originals, names)
+    return first, _returned(gd, fetches, first)
 
 
 def second_pass(first: FirstPass, fetches: list[str]) -> graph_pb2.GraphDef:
     """The graph TF's runtime runs: Grappler's second pass over ``first``."""
-    return _restored(_one_pass(first.graph, fetches), first.originals)
+    gd = copy.deepcopy(first.graph)
+    return _restored(_one_pass(gd, _returned(gd, fetches, first)), first)
 
 
 def restored(first: FirstPass) -> graph_pb2.GraphDef:
     """The first pass's graph with its arguments placeholders again."""
-    return _restored(copy.deepcopy(first.graph), first.originals)
+    return _restored(copy.deepcopy(first.graph), first)
 
 
 def _one_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.GraphDef:
@@ -184,10 +210,100 @@ def _builds(graph_def: graph_pb2.GraphDef) -> bool:
     return True
 
 
-def _restored(
-    out: graph_pb2.GraphDef, originals: dict[str, node_def_pb2.NodeDef]
-) -> graph_pb2.GraphDef:
+def _function_arg_names(
+    graph_def: graph_pb2.GraphDef, args: dict[str, node_def_pb2.NodeDef]
+) -> dict[str, str]:
+    """Each argument's name as TF's function runtime names it.
+
+    A ``FunctionDef`` lower-cases its argument names and writes ``_`` for
+    anything but letters and digits (a capture of ``adam/Sub_2/ReadVariableOp/
+    resource`` becomes ``adam_sub_2_readvariableop_resource``); Keras' step
+    functions take one argument, ``data``, whose parts are ``data``,
+    ``data_1``, ... (the step's inputs: the placeholders a trace makes first).
+    """
+    taken = {n.name for n in graph_def.node} - set(args)
+    names: dict[str, str] = {}
+    leading = True
+    data = 0
+    for node in graph_def.node:
+        if node.name not in args:
+            leading = leading and node.op in ("_Arg", "Placeholder", "PlaceholderWithDefault")
+            continue
+        if leading and args[node.name].attr["dtype"].type != dtypes.resource.as_datatype_enum:
+            base = "data" if data == 0 else f"data_{data}"
+            data += 1
+        else:
+            base = re.sub(r"[^a-z0-9_]", "_", node.name.lower())
+        name, k = base, 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        if name != node.name:
+            names[node.name] = name
+            for part in ("dims", "value", "fill"):  # an input's default
+                names[node.name + _DEFAULT + part] = name + _DEFAULT + part
+    return names
+
+
+def _rename(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> None:
+    """Rename nodes, and every reference to them, in place."""
+    if not names:
+        return
+    for node in graph_def.node:
+        node.name = names.get(node.name, node.name)
+        for i, ref in enumerate(node.input):
+            ctrl = "^" if ref.startswith("^") else ""
+            src, sep, port = ref.lstrip("^").partition(":")
+            if src in names:
+                node.input[i] = ctrl + names[src] + sep + port
+
+
+def _returned(graph_def: graph_pb2.GraphDef, fetches: list[str], first: FirstPass) -> list[str]:
+    """The fetches, each output (an ``Identity``) read by a ``_Retval`` added in place.
+
+    TF names a function's return node after its output, lower-cased, with
+    ``_RetVal`` appended.  ``first.returns`` keeps which output each reads:
+    Grappler may drop the ``Identity`` and have the ``_Retval`` read what it
+    read.
+    """
+    nodes = {n.name: n for n in graph_def.node}
+    out = []
+    for index, fetch in enumerate(fetches):
+        fetch = first.names.get(fetch, fetch)
+        node = nodes.get(fetch)
+        ret = first.returns.get(fetch)
+        if ret is None and node is not None and node.op == "Identity":
+            ret = re.sub(r"[^a-z0-9_]", "_", fetch.lower()) + "_RetVal"
+            first.returns[fetch] = ret
+        if ret is None:
+            out.append(fetch)
+            continue
+        if ret not in nodes:
+            nodes[ret] = graph_def.node.add(name=ret, op="_Retval", input=[fetch])
+            nodes[ret].attr["T"].CopyFrom(node.attr["T"])
+            nodes[ret].attr["index"].i = index
+            nodes[ret].device = node.device
+        out.append(ret)
+    return out
+
+
+def _restored(out: graph_pb2.GraphDef, first: FirstPass) -> graph_pb2.GraphDef:
     """``out`` (changed in place) with the arguments placeholders again."""
+    output_of = {ret: fetch for fetch, ret in first.returns.items()}
+    present = {n.name for n in out.node}
+    for i in reversed(range(len(out.node))):
+        node = out.node[i]
+        if node.op != "_Retval":
+            continue
+        fetch = output_of.get(node.name)
+        if fetch is None or fetch in present:
+            del out.node[i]
+        else:  # Grappler dropped the output's Identity: the fetch is named again
+            node.name, node.op = fetch, "Identity"
+            del node.attr["index"]
+    _rename(out, {v: k for k, v in first.names.items()})
+    originals = first.originals
     # Grappler may have merged another constant into a default's: keep those
     used = {
         i.split(":")[0].lstrip("^")
