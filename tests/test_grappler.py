@@ -539,3 +539,36 @@ def test_each_gradients_adam_updates_come_in_the_order_of_tfs_runtime_graph(tmp_
     pairs = {k: v for k, v in theirs.items() if sorted(v) == ["Square", "Sub"]}
     assert len(pairs) == 6, theirs  # a kernel and a bias gradient per layer
     assert {k: mine.get(k) for k in pairs} == pairs
+
+
+def test_nodes_grappler_names_after_an_argument_get_the_traces_name_back():
+    # Grappler sees the arguments under their FunctionDef names (``data``,
+    # ``scope_captured_7``) and names a lowered cond's Switch on each input
+    # after it.  Two traces of one step are compared by node name, so those
+    # Switches must carry the trace's name again, as the arguments do.
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (4, 3), name="x")
+        total = tf.reduce_sum(x)
+        captured = tf.compat.v1.placeholder(tf.float32, (4, 3), name="Scope/Captured_7")
+        out = tf.cond(total > 0, lambda: captured * 2.0, lambda: captured + x)
+        return tf.identity(out, name="out")
+
+    gd, fetches = _graph(build)
+    names = {n.name for n in grappler.optimize(gd, fetches).node}
+    assert any(name.startswith("cond/Scope/Captured_7/") for name in names), names
+    assert any(name.startswith("cond/x/") for name in names), names
+    parts = {part for name in names for part in name.split("/")}
+    assert not parts & {"data", "scope_captured_7"}, names
+
+
+def test_renaming_a_node_renames_what_is_colocated_with_it():
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    gd.node.add(name="a/B", op="Placeholder")
+    reader = gd.node.add(name="reader", op="Identity", input=["a/B:0"])
+    reader.attr["_class"].list.s.extend([b"loc:@a/B", b"loc:@other"])
+    grappler._rename(gd, {"a/B": "a_b"})
+    assert [n.name for n in gd.node] == ["a_b", "reader"]
+    assert list(reader.input) == ["a_b:0"]
+    assert list(reader.attr["_class"].list.s) == [b"loc:@a_b", b"loc:@other"]

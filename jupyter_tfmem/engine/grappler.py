@@ -257,6 +257,12 @@ def _rename(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> None:
             src, sep, port = ref.lstrip("^").partition(":")
             if src in names:
                 node.input[i] = ctrl + names[src] + sep + port
+        if "_class" in node.attr:  # colocation with a renamed node
+            locs = node.attr["_class"].list.s
+            for i, loc in enumerate(locs):
+                target = loc.decode()[len("loc:@") :]
+                if loc.startswith(b"loc:@") and target in names:
+                    locs[i] = ("loc:@" + names[target]).encode()
 
 
 def _returned(graph_def: graph_pb2.GraphDef, fetches: list[str], first: FirstPass) -> list[str]:
@@ -302,7 +308,12 @@ def _restored(out: graph_pb2.GraphDef, first: FirstPass) -> graph_pb2.GraphDef:
         else:  # Grappler dropped the output's Identity: the fetch is named again
             node.name, node.op = fetch, "Identity"
             del node.attr["index"]
-    _rename(out, {v: k for k, v in first.names.items()})
+    # Grappler names some nodes after an argument (a lowered cond's Switch on
+    # a capture): those get the trace's name back too, as two traces of one
+    # step are compared by name (``with_derived_names``).
+    back = with_derived_names({v: k for k, v in first.names.items()}, out)
+    present = {n.name for n in out.node}
+    _rename(out, {a: b for a, b in back.items() if a in first.names.values() or b not in present})
     originals = first.originals
     # Grappler may have merged another constant into a default's: keep those
     used = {
