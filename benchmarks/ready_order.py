@@ -33,7 +33,7 @@ graph.  Grappler breaks ties by node name, so the count depends on the names
 the estimate gives Grappler (session 22: 82 of 117 in the U-Net, 33 of 40 in
 the spectral-norm CNN, 205 of 257 in the grouped-query decoder; 117 of 118,
 44 of 44 and 256 of 257 with TF's function argument names, commit 5a61583,
-reverted in 66bfc06).
+reverted in 66bfc06 and kept since 35dfe9d: 122 of 124 in the U-Net then).
 
     python benchmarks/ready_order.py --case unet_small_adam --consumers
 """
