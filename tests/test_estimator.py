@@ -1037,9 +1037,10 @@ def test_a_race_of_a_convolutions_two_gradients_is_a_scenario_at_each_end_of_the
         for end in FILTER_GRAD_SLOWDOWN_RANGE
     )
     peaks = fp.scenario_peaks
-    (fast_peak,) = [peak for label, peak in peaks.items() if label.startswith(fast)]
-    assert fast_peak < fp.peak_bytes - 8 * 2**20
-    assert fp.peak_range[0] == fast_peak
+    # (one per order of the merged filter gradients, where oneDNN merges them)
+    fast_peaks = [peak for label, peak in peaks.items() if label.startswith(fast)]
+    assert fast_peaks and min(fast_peaks) < fp.peak_bytes - 8 * 2**20
+    assert fp.peak_range[0] == min(fast_peaks)
     assert all(peak >= fp.peak_bytes - 2**20 for label, peak in peaks.items() if slow in label)
     # a model without convolutions has no filter gradient to time
     inp = keras.Input((32,))
