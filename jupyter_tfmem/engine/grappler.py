@@ -210,6 +210,12 @@ def _builds(graph_def: graph_pb2.GraphDef) -> bool:
     return True
 
 
+def _function_def_name(name: str) -> str:
+    """``name`` as a ``FunctionDef`` writes it: lower-cased, ``_`` for anything
+    but letters, digits and ``_``."""
+    return re.sub(r"[^a-z0-9_]", "_", name.lower())
+
+
 def _function_arg_names(
     graph_def: graph_pb2.GraphDef, args: dict[str, node_def_pb2.NodeDef]
 ) -> dict[str, str]:
@@ -233,7 +239,7 @@ def _function_arg_names(
             base = "data" if data == 0 else f"data_{data}"
             data += 1
         else:
-            base = re.sub(r"[^a-z0-9_]", "_", node.name.lower())
+            base = _function_def_name(node.name)
         name, k = base, 0
         while name in taken:
             k += 1
@@ -260,7 +266,7 @@ def _rename(graph_def: graph_pb2.GraphDef, names: dict[str, str]) -> None:
         if "_class" in node.attr:  # colocation with a renamed node
             locs = node.attr["_class"].list.s
             for i, loc in enumerate(locs):
-                target = loc.decode()[len("loc:@") :]
+                target = loc.decode().removeprefix("loc:@")
                 if loc.startswith(b"loc:@") and target in names:
                     locs[i] = ("loc:@" + names[target]).encode()
 
@@ -280,7 +286,7 @@ def _returned(graph_def: graph_pb2.GraphDef, fetches: list[str], first: FirstPas
         node = nodes.get(fetch)
         ret = first.returns.get(fetch)
         if ret is None and node is not None and node.op == "Identity":
-            ret = re.sub(r"[^a-z0-9_]", "_", fetch.lower()) + "_RetVal"
+            ret = _function_def_name(fetch) + "_RetVal"
             first.returns[fetch] = ret
         if ret is None:
             out.append(fetch)
@@ -311,9 +317,10 @@ def _restored(out: graph_pb2.GraphDef, first: FirstPass) -> graph_pb2.GraphDef:
     # Grappler names some nodes after an argument (a lowered cond's Switch on
     # a capture): those get the trace's name back too, as two traces of one
     # step are compared by name (``with_derived_names``).
-    back = with_derived_names({v: k for k, v in first.names.items()}, out)
+    reverse = {v: k for k, v in first.names.items()}
+    back = with_derived_names(reverse, out)
     present = {n.name for n in out.node}
-    _rename(out, {a: b for a, b in back.items() if a in first.names.values() or b not in present})
+    _rename(out, {a: b for a, b in back.items() if a in reverse or b not in present})
     originals = first.originals
     # Grappler may have merged another constant into a default's: keep those
     used = {
