@@ -545,6 +545,19 @@ def cpu_model() -> str:
     return name if onednn_on(_cpu_flags(), None) else f"{name} (oneDNN off)"
 
 
+def cpu_vendor_of(cpu: str) -> str | None:
+    """The ``vendor_id`` of a CPU by its model name, where the name says it.
+
+    ``--as-cpu`` estimates as on another CPU, and the cost model's reduction
+    slowdown and a small-state loop's run-ahead follow the vendor: without
+    it the estimate would take the vendor of the machine it runs on.
+    """
+    for mark, vendor in (("AMD", "AuthenticAMD"), ("Intel", "GenuineIntel")):
+        if mark in cpu:
+            return vendor
+    return None
+
+
 def machine_description(cpu: str | None = None) -> str:
     """This machine (``cpu``: the model of the one measured, if another) as the docs name it."""
     cpu = cpu or cpu_model()
@@ -747,7 +760,8 @@ def main(argv: list[str] | None = None) -> int:
         "--as-cpu",
         metavar="CPU",
         help="score against this CPU model's cached ground truth instead of measuring here, "
-        "estimating as on it (needs --as-flags; docs only with --docs)",
+        "estimating as on it (its vendor from its name unless --as-vendor says; needs "
+        "--as-flags; docs only with --docs)",
     )
     parser.add_argument(
         "--as-flags",
@@ -791,7 +805,8 @@ def main(argv: list[str] | None = None) -> int:
         estimates: dict[str, Any] = {}
     else:
         print("estimating in a child process...", flush=True)
-        estimates = run_estimates([c.name for c in cases], env, args.as_vendor, flags)
+        vendor = args.as_vendor or (cpu_vendor_of(args.as_cpu) if args.as_cpu else None)
+        estimates = run_estimates([c.name for c in cases], env, vendor, flags)
     rows = build_rows(cases, measured, estimates)
     print()
     print_report(rows)

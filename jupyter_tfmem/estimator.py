@@ -1051,9 +1051,9 @@ def _estimate_traced(
             "TF's executor runs the recurrence of a backward loop whose per-step tensors are "
             f"small (at most {LAGGING_STATE_ELEMENTS} elements) ahead of the sums of its weight "
             "gradients, each iteration's product alive until its sum runs: the estimate holds "
-            f"{LAGGING_SHARE:.0%} of the {_PARALLEL_ITERATIONS} iterations' window ({held:,.1f} "
-            f"MiB of this step's {peak:,.1f} MiB at its peak). How far it runs ahead changes from "
-            "process to process."
+            f"{max(lagging.values()):.0%} of the {_PARALLEL_ITERATIONS} iterations' window "
+            f"({held:,.1f} MiB of this step's {peak:,.1f} MiB at its peak). How far it runs "
+            "ahead changes from process to process."
         )
     behind = _sums_behind_bytes(nodes, trips or {}, lagging) if threads else 0.0
     if behind:
@@ -3642,8 +3642,14 @@ def _sums_behind_bytes(
 #: Per-step tensors of at most this many elements: a backward loop's
 #: recurrence runs ahead of its weight-gradient sums in TF (docs/engine.md).
 LAGGING_STATE_ELEMENTS = 512
-#: The share of the ``parallel_iterations`` window of products then held.
-LAGGING_SHARE = 0.6
+#: The share of the ``parallel_iterations`` window of products then held, by
+#: the CPU's vendor (``/proc/cpuinfo``'s ``vendor_id``): the median of where
+#: TF's measured peaks lie between keeping up (0) and the whole window (1),
+#: 0.6 over five cases on two AMD EPYCs (session 48), 0.99 over the same
+#: five on an Intel Xeon (session 54), where reductions over the batch are
+#: the slower too (``executor.REDUCTION_SLOWDOWN``).  Another vendor gets
+#: Intel's, as the reduction slowdown does.
+LAGGING_SHARE = {"AuthenticAMD": 0.6, "GenuineIntel": 1.0}
 #: The op of a node holding them (no kernel: it takes no time in the replay).
 LAGGING_PRODUCTS = "_LaggingProducts"
 _STATE_OPS = ("Mul", "Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad", "AddV2")
@@ -3659,18 +3665,24 @@ def _loop_state_elements(nodes, batch_size: int) -> dict[str, float]:
     return {frame: sorted(found)[len(found) // 2] for frame, found in sizes.items()}
 
 
+def lagging_share(vendor: str | None) -> float:
+    """The share of its window a small-state backward loop holds on ``vendor``'s CPUs."""
+    return LAGGING_SHARE.get(vendor or "", LAGGING_SHARE["GenuineIntel"])
+
+
 def _hold_lagging_products(
     nodes, order: list[str], trips: Mapping[str, int], batch_size: int
 ) -> dict[str, float]:
     """Hold part of the window of weight-gradient products in loops whose state is small.
 
-    On both CPUs measured, every backward loop whose per-step tensors have
-    at most ``LAGGING_STATE_ELEMENTS`` elements (batch 1 to 8, 16 to 128
+    On the three CPUs measured, every backward loop whose per-step tensors
+    have at most ``LAGGING_STATE_ELEMENTS`` elements (batch 1 to 8, 16 to 128
     units) held its recurrence ahead of its sums: TF's peaks lie between
     the replay that keeps up and the one holding 31 more products of each,
-    at 0.28 to 1.16 of the way (median 0.6, ``LAGGING_SHARE``); larger
-    states mostly keep up (docs/engine.md).  Such loops hold
-    ``LAGGING_SHARE`` of the window until the loop ends (``_hold_runahead``),
+    at 0.28 to 1.16 of the way on two AMD EPYCs (median 0.6), 0.40 to 1.31
+    on an Intel Xeon (median 0.99); larger states mostly keep up
+    (docs/engine.md).  Such loops hold ``lagging_share`` of the window
+    until the loop ends (``_hold_runahead``),
     its node placed in ``order`` after the product's.  Returns the share
     held per frame.
     """
@@ -3680,16 +3692,16 @@ def _hold_lagging_products(
     first_exits = _first_exits(nodes)
     states = _loop_state_elements(nodes, batch_size)
     held: dict[str, float] = {}
+    share = lagging_share(_cpu_vendor())
     for frame, product in list(_summed_loop_products(nodes)):
         exit_name = first_exits.get(frame)
         if not 0 < states.get(frame, 0.0) <= LAGGING_STATE_ELEMENTS or exit_name is None:
             continue
         k = min(_PARALLEL_ITERATIONS, trips.get(frame, default_trip))
-        share = (LAGGING_SHARE, LAGGING_SHARE)
-        window = _hold_runahead(nodes, product, k, share, exit_name, LAGGING_PRODUCTS)
+        window = _hold_runahead(nodes, product, k, (share, share), exit_name, LAGGING_PRODUCTS)
         if window is not None:
             order.insert(order.index(product.name) + 1, window)
-            held[frame] = LAGGING_SHARE
+            held[frame] = share
     return held
 
 

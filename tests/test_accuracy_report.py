@@ -98,6 +98,31 @@ def test_as_cpu_scores_that_cpus_ground_truth_estimating_as_on_it(monkeypatch, t
     children.clear()
     assert accuracy.main([*args[:5], "avx2,fma"]) == 0
     assert children[0]["TF_ENABLE_ONEDNN_OPTS"] == "0"
+    # a CPU whose name says nothing of its vendor: the estimate process keeps its own
+    assert accuracy.VENDOR_VAR not in children[0]
+
+
+def test_as_cpu_estimates_as_that_cpus_vendor(monkeypatch, tmp_path):
+    # The reduction slowdown and a small-state loop's run-ahead follow the
+    # vendor, so an AMD EPYC's page made on an Intel machine is estimated as
+    # on AMD, unless --as-vendor says otherwise.
+    names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:1]
+    children = []
+    for cpu in ("AMD EPYC", "Intel(R) Xeon(R) Processor"):
+        cache = {accuracy.cache_key(n, {}, cpu): _record(10.0, 9.0, 11.0) for n in names}
+        monkeypatch.setattr(accuracy, "load_cache", lambda path=None, cache=cache: cache)
+
+        def fake_run(cmd, env, **kwargs):
+            children.append(env)
+            Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({}))
+            return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+        monkeypatch.setattr(accuracy.subprocess, "run", fake_run)
+        args = ["--cases", names[0], "--as-cpu", cpu, "--as-flags", "avx2"]
+        assert accuracy.main(args) == 0
+        assert accuracy.main([*args, "--as-vendor", "HygonGenuine"]) == 0
+    vendors = [env.get(accuracy.VENDOR_VAR) for env in children]
+    assert vendors == ["AuthenticAMD", "HygonGenuine", "GenuineIntel", "HygonGenuine"]
 
 
 def test_as_cpu_needs_its_flags_and_every_cases_ground_truth(monkeypatch):
