@@ -616,7 +616,10 @@ def write_docs(
             if n.startswith("oneDNN")
         }
     )
-    dates = sorted({m.get("measured_on", "?") for m in measured.values()})
+    # a topped-up record says "<first day> and <last day>"
+    dates = sorted(
+        {day for m in measured.values() for day in m.get("measured_on", "?").split(" and ")}
+    )
     text = [
         "# Accuracy",
         "",
