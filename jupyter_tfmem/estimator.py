@@ -3667,7 +3667,9 @@ def _loop_state_elements(nodes, batch_size: int) -> dict[str, float]:
 
 def lagging_share(vendor: str | None) -> float:
     """The share of its window a small-state backward loop holds on ``vendor``'s CPUs."""
-    return LAGGING_SHARE.get(vendor or "", LAGGING_SHARE["GenuineIntel"])
+    from .engine.executor import by_vendor
+
+    return by_vendor(LAGGING_SHARE, vendor)
 
 
 def _hold_lagging_products(

@@ -326,9 +326,18 @@ def pool_grad_slowdown(op: str, onednn: bool) -> float:
     return EIGEN_POOL_GRAD_SLOWDOWN if op == "MaxPoolGrad" and not onednn else 1.0
 
 
+def by_vendor(table: Mapping[str, float], vendor: str | None) -> float:
+    """``vendor``'s entry in a table of figures measured per CPU vendor.
+
+    A CPU of a vendor not in it, or of none known, gets the Intel figure:
+    the cost model was first built on an Intel Xeon.
+    """
+    return table.get(vendor or "", table["GenuineIntel"])
+
+
 def reduction_slowdown(vendor: str | None) -> float:
     """How many times its bytes a reduction that keeps the innermost axis costs, on ``vendor``."""
-    return REDUCTION_SLOWDOWN.get(vendor or "", _REDUCTION_SLOWDOWN)
+    return by_vendor(REDUCTION_SLOWDOWN, vendor)
 
 
 #: Comparisons write one byte per element, yet take as long as a float op on
