@@ -108,16 +108,16 @@ def test_as_cpu_estimates_as_that_cpus_vendor(monkeypatch, tmp_path):
     # on AMD, unless --as-vendor says otherwise.
     names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:1]
     children = []
+
+    def fake_run(cmd, env, **kwargs):  # the estimate process, not run
+        children.append(env)
+        Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({}))
+        return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(accuracy.subprocess, "run", fake_run)
     for cpu in ("AMD EPYC", "Intel(R) Xeon(R) Processor"):
         cache = {accuracy.cache_key(n, {}, cpu): _record(10.0, 9.0, 11.0) for n in names}
         monkeypatch.setattr(accuracy, "load_cache", lambda path=None, cache=cache: cache)
-
-        def fake_run(cmd, env, **kwargs):
-            children.append(env)
-            Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({}))
-            return type("Done", (), {"returncode": 0, "stderr": ""})()
-
-        monkeypatch.setattr(accuracy.subprocess, "run", fake_run)
         args = ["--cases", names[0], "--as-cpu", cpu, "--as-flags", "avx2"]
         assert accuracy.main(args) == 0
         assert accuracy.main([*args, "--as-vendor", "HygonGenuine"]) == 0
