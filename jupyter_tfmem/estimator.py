@@ -4113,19 +4113,28 @@ def _loop_invariant_ops(nodes, consumers) -> set[str]:
 
 
 def _ungate_loop_entries(nodes) -> None:
-    """Let a loop body's constant work start when the loop does, as in TF.
+    """Take off the gates Grappler's lowering of a ``While`` adds and TF's runtime lacks.
 
-    Grappler's lowering of a ``While`` (run here on the unlowered graph)
-    gates every ``Enter`` on a ``LoopControlInputs`` NoOp that waits for
-    all of the loop's inputs, and each body op on an ``input_control_node``
-    that waits for all of an iteration's loop variables.  So the replay
-    started a loop's body only once its input sequence existed.  TF's
-    profile of two float16 LSTMs starts the second loop's casts of its
-    kernels 44 us into the step and the first loop's at 0.9 ms, while the
-    embedding the first loop reads is still being gathered; the second
-    loop's input is made 50 ms later.  Both gates are dropped for the ops
-    computed from loop constants alone (``_loop_invariant_ops``); every
-    other body op waits for its data.
+    Grappler's lowering (run here on the unlowered graph) gates every
+    ``Enter`` on a ``LoopControlInputs`` NoOp that waits for all of the
+    loop's inputs, and the condition's and body's ops on an
+    ``input_control_node`` that waits for all of an iteration's loop
+    variables.  The graph TF runs has neither (the partition graphs of a
+    ``RunMetadata`` with graph collection on, for an inference and a
+    training step): TF lowers the ``While`` after Grappler, and the trace's
+    ``While`` has no control inputs, so each op waits for its data alone.
+    So a loop's work that does not read its input sequence starts with the
+    step: TF's profile of ``TimeDistributed(LSTM)`` over 20 words runs each
+    of its 20 loops' first recurrent product (the zero state times the
+    recurrent kernel) before that loop's input list exists, and holds all
+    20 until the loops get their turn (docs/engine.md, session 55).
+
+    Two gates stay.  A ``LoopControlInputs`` input that is not one of the
+    loop's entries is a control input of the ``While`` itself.  And an
+    ``Enter`` of a list the loop fills keeps its gate: the replay charges
+    the list's elements at that ``Enter`` (``_list_origin``), where TF
+    makes each as its iteration writes it, and the loop's inputs being
+    ready is the nearest the graph has to the loop starting.
     """
     gates = {
         name
@@ -4134,10 +4143,23 @@ def _ungate_loop_entries(nodes) -> None:
     }
     if not gates:
         return
-    for name in _loop_invariant_ops(nodes, _node_consumers(nodes)):
-        node = nodes[name]
-        if node.controls and (node.op == "Enter" or _frame_of(name) is not None):
-            node.controls[:] = [c for c in node.controls if c not in gates]
+    entered: dict[str, set[str]] = collections.defaultdict(set)
+    for name, node in nodes.items():
+        if node.op == "Enter" and node.inputs:
+            entered[name.rpartition("/enter/")[0]].add(node.inputs[0][0])
+    for gate in [g for g in gates if "/LoopControlInputs" in g]:
+        frame = gate.rpartition("/LoopControlInputs")[0]
+        own = [c for c in nodes[gate].controls if c not in entered[frame]]
+        if own:
+            nodes[gate].controls[:] = own
+            gates.discard(gate)
+    lists = {name for name, node in nodes.items() if node.op in _LIST_MAKERS}
+    for name, node in nodes.items():
+        if not node.controls or (node.op != "Enter" and _frame_of(name) is None):
+            continue
+        if node.op == "Enter" and _walk_back(nodes, node.inputs[0][0], ("Identity",)) in lists:
+            continue
+        node.controls[:] = [c for c in node.controls if c not in gates]
 
 
 def _sequence_loop_exits(nodes) -> None:
@@ -4189,6 +4211,10 @@ def _is_list(node) -> bool:
     return spec is not None and _dtype_name(spec[2]) == "variant"
 
 
+#: Ops that make an empty TensorList for a loop to fill.
+_LIST_MAKERS = ("EmptyTensorList", "TensorListReserve")
+
+
 def _list_origin(nodes, tensor, depth: int = 0):
     """Where the TensorList flowing into ``tensor`` enters its loop.
 
@@ -4199,7 +4225,7 @@ def _list_origin(nodes, tensor, depth: int = 0):
     node = nodes.get(tensor[0])
     if node is None or depth > 16:
         return None
-    if node.op in ("EmptyTensorList", "TensorListReserve", "_ListEnter"):
+    if node.op in (*_LIST_MAKERS, "_ListEnter"):
         return node
     if node.inputs and node.op in ("Enter", "Identity", "Merge", "Switch", "NextIteration"):
         found = _list_origin(nodes, node.inputs[0], depth + 1)
@@ -4225,8 +4251,7 @@ def _list_holder(nodes, tensor, depth: int = 0):
         "TensorListPushBack",
         "TensorListSetItem",
         "TensorListFromTensor",
-        "EmptyTensorList",
-        "TensorListReserve",
+        *_LIST_MAKERS,
     ):
         spec = node.outputs[0] if node.outputs else None
         return node if spec and (spec[0] or spec[1]) else None

@@ -129,13 +129,39 @@ def test_work_from_loop_constants_runs_ahead_when_it_feeds_work_that_does():
     assert sorted(ahead) == [f"{W}/body/_1/cast", f"{W}/body/_1/x_proj"]
 
 
-def test_work_from_loop_constants_does_not_wait_for_the_loops_inputs():
+def test_a_loops_ops_wait_for_their_data_not_for_all_of_the_loops_inputs():
+    # TF's runtime lowers the While after Grappler and has neither gate.
     nodes = _with_cast_kernel(_loop())
     _ungate_loop_entries(nodes)
     assert nodes[f"{W}/enter/_2"].controls == []
     assert nodes[f"{W}/body/_1/cast"].controls == []
-    # an op that reads the state still waits for the iteration's variables
-    assert nodes[f"{W}/body/_1/h_proj"].controls == [f"Func/{W}/body/_1/input_control_node/_9"]
+    # the state's product waits for the state alone: the first iteration's
+    # runs before the loop's input sequence exists
+    assert nodes[f"{W}/body/_1/h_proj"].controls == []
+
+
+def test_a_control_input_of_the_while_itself_still_gates_the_loops_entry():
+    nodes = _with_cast_kernel(_loop())
+    gate = f"{W}/LoopControlInputs/_9"
+    nodes["assign"] = Node("assign", "AssignVariableOp", [], [], [])
+    nodes[gate].controls.append("assign")
+    _ungate_loop_entries(nodes)
+    assert nodes[f"{W}/enter/_2"].controls == [gate]
+    assert nodes[gate].controls == ["assign"]  # h0, an entry's input, is not a gate of its own
+
+
+def test_the_entry_of_a_list_the_loop_fills_waits_for_the_loops_inputs():
+    # The replay charges the list's elements at its Enter: the gate keeps
+    # them from being charged before the loop can start.
+    nodes = _with_cast_kernel(_loop())
+    gate = f"{W}/LoopControlInputs/_9"
+    nodes["reserve"] = Node("reserve", "TensorListReserve", [], [], [(0.0, 0.0, "variant")])
+    nodes["handle"] = Node("handle", "Identity", [("reserve", 0)], [], [(0.0, 0.0, "variant")])
+    out = f"{W}/enter/_3"
+    nodes[out] = Node(out, "Enter", [("handle", 0)], [gate], [(0.0, 0.0, "variant")])
+    _ungate_loop_entries(nodes)
+    assert nodes[out].controls == [gate]
+    assert nodes[f"{W}/enter/_2"].controls == []
 
 
 def test_a_loop_without_state_runs_nothing_ahead():
@@ -740,3 +766,27 @@ def test_a_popped_element_is_the_lists_buffer_not_a_new_one():
     at = {name: a for name, (a, _) in zip(order, live, strict=True)}
     assert at["pop"] == 1000.0
     assert at["grad"] == 1100.0
+
+
+def test_tfs_runtime_graph_gates_no_loop_op_on_all_of_the_loops_inputs():
+    # What _ungate_loop_entries rests on, checked on the graph TF itself runs.
+    import keras
+    import numpy as np
+    from tensorflow.python.eager import context
+
+    inp = keras.Input((5, 3))
+    model = keras.Model(inp, keras.layers.LSTM(4)(inp))
+    context.enable_graph_collection()
+    try:
+        model.predict_on_batch(np.zeros((2, 5, 3), "float32"))
+        metadata = context.export_run_metadata()
+    finally:
+        context.disable_graph_collection()
+    names = [
+        node.name
+        for graphs in metadata.function_graphs
+        for graph in graphs.partition_graphs
+        for node in graph.node
+    ]
+    assert any("/enter/" in name for name in names)  # the loop is lowered
+    assert not any("LoopControlInputs" in name or "input_control_node" in name for name in names)
