@@ -990,8 +990,13 @@ def test_a_bidirectional_layer_runs_one_direction_ahead_and_both_is_a_scenario()
         return jt.estimate(model, 256, training=False)
 
     fp = footprint(True)
-    window = 31 * 256 * 64 * 4  # 31 more iterations' (256, 64) float32 projections
-    assert fp.scenario_peaks[both] - fp.peak_bytes == pytest.approx(window, rel=0.1)
+    step = 256 * 64 * 4  # one iteration's (256, 64) float32 projection
+    window = 31 * step  # 31 more iterations'
+    # Loop ops that wait for no input (a first iteration's recurrent product)
+    # start with the step: that put two more (256, 64) tensors in the
+    # estimate's own peak and none in the scenario's, which so adds a window
+    # less a few iterations.
+    assert window - 4 * step <= fp.scenario_peaks[both] - fp.peak_bytes <= window
     assert fp.peak_range[1] >= fp.scenario_peaks[both]
     assert "side-by-side loops running ahead one at a time" not in fp.scenario_peaks
     stacked = footprint(False).scenario_peaks
