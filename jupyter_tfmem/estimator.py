@@ -4124,10 +4124,10 @@ def _ungate_loop_entries(nodes) -> None:
     training step): TF lowers the ``While`` after Grappler, and the trace's
     ``While`` has no control inputs, so each op waits for its data alone.
     So a loop's work that does not read its input sequence starts with the
-    step: TF's profile of ``TimeDistributed(LSTM)`` over 20 words runs each
-    of its 20 loops' first recurrent product (the zero state times the
-    recurrent kernel) before that loop's input list exists, and holds all
-    20 until the loops get their turn (docs/engine.md, session 55).
+    step: TF's profile of ``TimeDistributed(LSTM)`` over 20 words runs its
+    loops' first recurrent products (the zero state times the recurrent
+    kernel) before their input lists exist, and its peak holds 15 of them
+    (docs/engine.md, session 55).
 
     Two gates stay.  A ``LoopControlInputs`` input that is not one of the
     loop's entries is a control input of the ``While`` itself.  And an
