@@ -31,6 +31,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -178,6 +179,10 @@ def cached_elsewhere(
     return {name: cache[key] for name, key in keys.items()}
 
 
+#: The count of processes in the note ``measure`` writes.
+_PROCESSES = re.compile(r"\b\d+ fresh process\(es\)")
+
+
 def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """One record over the runs of both: the median and range of all of them."""
     merged = Measurement.from_dict(new)
@@ -188,6 +193,11 @@ def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         peak_bytes=round(statistics.median(tuple(old["runs"]) + merged.runs)),
     )
     record = merged.to_dict()
+    # ``measure`` counts its own processes in a note; the record holds both's.
+    record["notes"] = [
+        _PROCESSES.sub(f"{len(merged.runs)} fresh process(es)", note)
+        for note in record.get("notes", [])
+    ]
     record["wall_seconds"] = round(old.get("wall_seconds", 0) + new["wall_seconds"], 2)
     dates = sorted({old.get("measured_on", ""), new["measured_on"]} - {""})
     record["measured_on"] = " and ".join(dates)

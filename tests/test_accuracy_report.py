@@ -164,3 +164,31 @@ def test_a_case_tf_cannot_run_here_is_left_out_and_named(monkeypatch, tmp_path, 
     text = docs.read_text()
     assert f"- Left out, TF could not run them here: `{names[0]}`" in text
     assert f"| {names[1]} " in text and f"| {names[0]} " not in text
+
+
+def test_a_topped_up_record_counts_all_of_its_processes_in_its_note():
+    def measured(runs: list[int], on: str) -> dict:
+        return {
+            **_record(10.0, 9.0, 11.0),
+            "runs": runs,
+            "peak_bytes": runs[len(runs) // 2],
+            "seconds": [1.0] * len(runs),
+            "notes": [
+                "oneDNN on",
+                f"{len(runs)} fresh process(es), BFC allocator, peak of one step",
+            ],
+            "wall_seconds": 3.0,
+            "measured_on": on,
+            "env": {},
+        }
+
+    old = measured([9 * MIB, 10 * MIB, 11 * MIB], "2026-12-01")
+    new = measured([12 * MIB, 13 * MIB, 14 * MIB, 15 * MIB], "2026-12-06")
+    merged = accuracy.merge_records(old, new)
+    assert len(merged["runs"]) == 7
+    assert merged["peak_bytes"] == 12 * MIB
+    assert merged["notes"] == [
+        "oneDNN on",
+        "7 fresh process(es), BFC allocator, peak of one step",
+    ]
+    assert merged["measured_on"] == "2026-12-01 and 2026-12-06"
