@@ -193,7 +193,7 @@ def merge_records(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         peak_bytes=round(statistics.median(tuple(old["runs"]) + merged.runs)),
     )
     record = merged.to_dict()
-    # ``measure`` counts its own processes in a note; the record holds both's.
+    # ``measure``'s note counts its own processes; the merged record holds both runs' sets.
     record["notes"] = [
         _PROCESSES.sub(f"{len(merged.runs)} fresh process(es)", note)
         for note in record.get("notes", [])
