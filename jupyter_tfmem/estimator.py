@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 from .engine.folding import is_folded
-from .engine.loops import exit_frame_of
+from .engine.loops import enter_frame_of, exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .overhead import DEFAULT_OVERHEAD
@@ -4145,8 +4145,8 @@ def _ungate_loop_entries(nodes) -> None:
         return
     entered: dict[str, set[str]] = collections.defaultdict(set)
     for name, node in nodes.items():
-        if node.op == "Enter" and node.inputs:
-            entered[name.rpartition("/enter/")[0]].add(node.inputs[0][0])
+        if node.op == "Enter" and node.inputs and (frame := enter_frame_of(name)) is not None:
+            entered[frame].add(node.inputs[0][0])
     for gate in [g for g in gates if "/LoopControlInputs" in g]:
         frame = gate.rpartition("/LoopControlInputs")[0]
         own = [c for c in nodes[gate].controls if c not in entered[frame]]

@@ -39,7 +39,16 @@ def frame_of(name: str) -> str | None:
 
 def exit_frame_of(name: str) -> str | None:
     """The while loop frame an Exit node leaves, from its name (``<frame>/exit/_<n>``)."""
-    frame, sep, _ = name.rpartition("/exit/")
+    return _frame_before(name, "/exit/")
+
+
+def enter_frame_of(name: str) -> str | None:
+    """The while loop frame an Enter node enters, from its name (``<frame>/enter/_<n>``)."""
+    return _frame_before(name, "/enter/")
+
+
+def _frame_before(name: str, part: str) -> str | None:
+    frame, sep, _ = name.rpartition(part)
     return frame if sep else None
 
 
