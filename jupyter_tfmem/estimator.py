@@ -3383,6 +3383,7 @@ def _size_einsum_temps(graph_def, nodes, props1, props2) -> None:
             continue
         itemsize = node.outputs[0][2].size
         equation = nd.attr["equation"].s.decode()
+        node.equation = equation
         per_batch = []
         for props in (props1, props2):
             per_batch.append(
@@ -3449,6 +3450,7 @@ def _size_eigen_conv_buffers(nodes, props, threads: int) -> None:
 
 def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
     """Each op's rough duration at batch ``n`` (for the CPU executor's order)."""
+    from .engine.einsum import einsum_flops
     from .engine.executor import (
         EIGEN_FEW_CHANNEL_PADS,
         few_channel_slowdown,
@@ -3493,6 +3495,9 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]
+            flops = None
+            if node.equation is not None:
+                flops = einsum_flops(node.equation, ins, outs[0] if outs else None)
             costs.append(
                 op_duration(
                     node.op,
@@ -3504,6 +3509,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
                     filters,
                     pools,
                     channels,
+                    flops=flops,
                 )
             )
         a, b = _linear(*costs)

@@ -7,7 +7,7 @@ import math
 import pytest
 from _tflog import step_allocations
 
-from jupyter_tfmem.engine.einsum import einsum_temporaries
+from jupyter_tfmem.engine.einsum import einsum_flops, einsum_temporaries
 
 B, T, N, H = 8, 64, 4, 32
 
@@ -60,6 +60,25 @@ def test_ellipsis_axes_count_as_batch():
 )
 def test_what_is_not_understood_is_not_charged(equation, shapes, out):
     assert einsum_temporaries(equation, shapes, out) is None
+
+
+def test_a_products_flops_count_every_batch_free_and_contracted_axis():
+    # the attention scores: B, N, T and S kept, H contracted
+    scores = einsum_flops("BTNH,BSNH->BNTS", [(B, T, N, H)] * 2, (B, N, T, T))
+    assert scores == 2 * B * N * T * T * H
+    # a projection whose weight has no batch axis: every batch entry uses it
+    flops = einsum_flops("abc,cde->abde", [(B, T, 128), (128, N, H)], (B, T, N, H))
+    assert flops == 2 * B * T * 128 * N * H
+    # an axis summed out of one operand first is not part of the product
+    assert einsum_flops("ij,ik->ik", [(4, 5), (4, 6)], (4, 6)) == 2 * 4 * 6
+    # an axis broadcast from 1 runs as often as the other operand's
+    broadcast = einsum_flops("...ij,...jk->...ik", [(1, 4, 5), (3, 5, 6)], (3, 4, 6))
+    assert broadcast == 2 * 3 * 4 * 5 * 6
+
+
+def test_a_one_operand_einsum_only_moves_memory():
+    assert einsum_flops("ij->ji", [(4, 5)], (5, 4)) == 0.0
+    assert einsum_flops("ij,jk", [(4, 5), (5, 6)], (4, 6)) is None  # not understood
 
 
 _CHECKED = [

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import on_cpu
 
-from jupyter_tfmem.engine.executor import CHEAP_OPS, WAKE_UP, op_duration, simulate
+from jupyter_tfmem.engine.executor import CHEAP_OPS, WAKE_UP, op_duration, op_flops, simulate
 from jupyter_tfmem.engine.schedule import Node, replay
 
 # dy feeds a slow weight gradient and a fast input gradient; the input
@@ -380,9 +380,9 @@ def test_reduction_slowdown_follows_the_cpu_vendor(monkeypatch):
     seen = []
     cost = X.op_duration
 
-    def spy(*args):
+    def spy(*args, **kwargs):
         seen.append(args[5])
-        return cost(*args)
+        return cost(*args, **kwargs)
 
     monkeypatch.setattr(X, "op_duration", spy)
     monkeypatch.setattr(E, "_executor_threads", lambda device: 2)
@@ -854,3 +854,47 @@ def test_the_replay_times_max_pooling_gradients_by_the_kernel_tf_runs(monkeypatc
     ratio = pool_grad_time(conftest.AVX2) / pool_grad_time(conftest.AVX512)
     # the kernel's fixed overhead is not slowed down, so the ratio is a little under
     assert 0.8 * executor.EIGEN_POOL_GRAD_SLOWDOWN < ratio <= executor.EIGEN_POOL_GRAD_SLOWDOWN
+
+
+def test_a_batch_matmul_with_a_shared_weight_costs_its_whole_batch():
+    # EinsumDense's ``abc,cd->abd`` runs as a BatchMatMul whose weight has no
+    # batch axis: as many multiply-adds as the same product per batch entry,
+    # or as one matrix product over the flattened batch.
+    b, t, c, d = 16, 128, 256, 64
+    shared = op_flops("BatchMatMulV2", [(b, t, d)], [(b, t, c), (c, d)])
+    assert shared == op_flops("BatchMatMulV2", [(b, t, d)], [(b, t, c), (b, c, d)])
+    assert shared == op_flops("MatMul", [(b * t, d)], [(b * t, c), (c, d)]) == 2 * b * t * c * d
+    # a weight gradient: a batch of outer products, each entry's own
+    assert op_flops("BatchMatMulV2", [(b, c, d)], [(b, t, c), (b, t, d)]) == 2 * b * t * c * d
+
+
+def test_the_replay_times_attention_products_by_their_multiply_adds(monkeypatch):
+    # MultiHeadAttention's scores and context are Einsums, its projections
+    # BatchMatMuls of a batch of sequences by one weight: each takes at
+    # least its multiply-adds' time, which the shapes alone do not give.
+    import keras
+
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.engine import executor
+
+    batch, steps, width, heads, key_dim = 8, 128, 64, 4, 32
+    inp = keras.Input((steps, width))
+    att = keras.layers.MultiHeadAttention(heads, key_dim)(inp, inp)
+    model = keras.Model(inp, keras.layers.Dense(1)(att))
+    real, seen = estimator._executor_events, {}
+
+    def spy(nodes, order, durations, *args, **kwargs):
+        for name, node in nodes.items():
+            if node.op in ("Einsum", "BatchMatMulV2") and "gradient" not in name:
+                seen.setdefault(node.op, []).append(durations[name])
+        return real(nodes, order, durations, *args, **kwargs)
+
+    monkeypatch.setattr(estimator, "_executor_threads", lambda device: 2)
+    monkeypatch.setattr(estimator, "_executor_events", spy)
+    estimator.estimate(model, batch, device="CPU")
+    scores = 2 * batch * heads * steps * steps * key_dim  # and the context alike
+    projection = 2 * batch * steps * width * heads * key_dim
+    assert len(seen["Einsum"]) >= 2
+    assert min(seen["Einsum"]) >= scores / executor._FLOP_RATE
+    assert len(seen["BatchMatMulV2"]) >= 3  # query, key, value (and the output)
+    assert min(seen["BatchMatMulV2"]) >= projection / executor._FLOP_RATE

@@ -20,7 +20,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-__all__ = ["einsum_temporaries"]
+__all__ = ["einsum_flops", "einsum_temporaries"]
 
 # DimensionType in TF's order; the sort of an operand's axes follows it.
 _BROADCAST, _BATCH, _FREE, _CONTRACT, _REDUCE = range(5)
@@ -41,15 +41,14 @@ def _labels(subscripts: str, rank: int, ids: dict[str, int]) -> list[int] | None
     return labels + [ids.setdefault(ch, len(ids)) for ch in tail]
 
 
-def einsum_temporaries(
+def _parse(
     equation: str,
     in_shapes: Sequence[Sequence[int] | None],
     out_shape: Sequence[int] | None,
-) -> list[int] | None:
-    """Elements of each temporary the kernel allocates before its output, in order.
+):
+    """Each operand's labels and shape, the output's labels, each label's size and kind.
 
-    ``None`` when the equation or a shape is not understood (nothing is
-    charged then).  The output itself is not in the list.
+    ``None`` when the equation or a shape is not understood.
     """
     if "->" not in equation or out_shape is None:
         return None
@@ -79,6 +78,23 @@ def einsum_temporaries(
             return _REDUCE if unique else _CONTRACT
         return _FREE if unique else _BATCH
 
+    return operands, shapes, output, dims, kind
+
+
+def einsum_temporaries(
+    equation: str,
+    in_shapes: Sequence[Sequence[int] | None],
+    out_shape: Sequence[int] | None,
+) -> list[int] | None:
+    """Elements of each temporary the kernel allocates before its output, in order.
+
+    ``None`` when the equation or a shape is not understood (nothing is
+    charged then).  The output itself is not in the list.
+    """
+    parsed = _parse(equation, in_shapes, out_shape)
+    if parsed is None:
+        return None
+    operands, shapes, output, dims, kind = parsed
     temps: list[int] = []
     free: list[list[int]] = []
     for labels, shape in zip(operands, shapes, strict=True):
@@ -109,3 +125,25 @@ def einsum_temporaries(
     elif not reordered and temps:
         temps.pop()  # one operand: its last copy is the output itself
     return temps
+
+
+def einsum_flops(
+    equation: str,
+    in_shapes: Sequence[Sequence[int] | None],
+    out_shape: Sequence[int] | None,
+) -> float | None:
+    """Multiply-adds of a two-operand Einsum's product, times two: its compute time's measure.
+
+    The product runs once per element of every batch, free and contracted
+    label; labels summed out of one operand beforehand are not in it.  A
+    one-operand Einsum moves memory only (0).  ``None`` when not understood.
+    """
+    parsed = _parse(equation, in_shapes, out_shape)
+    if parsed is None:
+        return None
+    operands, _, output, dims, kind = parsed
+    if len(operands) != 2:
+        return 0.0
+    # the output's sizes first: a label broadcast from 1 has the other operand's
+    sizes = {**dims, **dict(zip(output, (int(d) for d in out_shape or ()), strict=True))}
+    return 2.0 * math.prod(size for label, size in sizes.items() if kind(label) != _REDUCE)

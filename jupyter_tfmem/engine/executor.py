@@ -378,6 +378,11 @@ def _size(shape: Shape | None) -> int:
     return math.prod(shape) if shape else 1
 
 
+def _batch_of(shape: Shape) -> int:
+    """The batch of matrices a (batch) matrix product's operand holds: 1 for a matrix."""
+    return _size(shape[:-2]) if len(shape) > 2 else 1
+
+
 def op_flops(op: str, out_shapes: list[Shape | None], in_shapes: list[Shape | None]) -> float:
     """FLOPs of matrix products and convolutions; 0 for other ops."""
     out = out_shapes[0] if out_shapes else None
@@ -392,8 +397,10 @@ def op_flops(op: str, out_shapes: list[Shape | None], in_shapes: list[Shape | No
         a, b = in_shapes[0], in_shapes[1]
         if a is None or b is None or len(out) < 2:
             return 0.0
-        batch = _size(out[:-2]) or 1
-        return 2.0 * math.sqrt(_size(a) * _size(b) * _size(out) / batch)
+        # per operand, its own batch: a weight shared by every batch entry
+        # (EinsumDense's ``abc,cd->abd``) has none, and broadcasts
+        matrices = _size(a) / _batch_of(a) * _size(b) / _batch_of(b) * _size(out[-2:])
+        return 2.0 * _batch_of(out) * math.sqrt(matrices)
     if op in ("Conv2D", "Conv3D", "_FusedConv2D", "DepthwiseConv2dNative"):
         filt = in_shapes[1] if len(in_shapes) > 1 else None
         if filt is None:
@@ -430,6 +437,8 @@ def op_duration(
     filter_slowdown: float = _FILTER_GRAD_SLOWDOWN,
     pool_slowdown: float = 1.0,
     channel_slowdown: float = 1.0,
+    *,
+    flops: float | None = None,
 ) -> float:
     """A rough duration in ns: compute for products, memory traffic for the rest.
 
@@ -437,13 +446,15 @@ def op_duration(
     ``filter_slowdown`` the op's if it is a filter gradient
     (``filter_grad_slowdown``), ``pool_slowdown`` if it is a pooling gradient
     (``pool_grad_slowdown``), ``channel_slowdown`` if it is a convolution with
-    few channels (``few_channel_slowdown``).
+    few channels (``few_channel_slowdown``).  ``flops`` replaces ``op_flops``'
+    where the shapes alone do not say them (an Einsum's equation does).
     """
     if op in CHEAP_OPS:
         return 0.0
     if op in NO_COPY_OPS:
         return _OVERHEAD
-    flops = op_flops(op, out_shapes, in_shapes)
+    if flops is None:
+        flops = op_flops(op, out_shapes, in_shapes)
     if op in COMPARISON_OPS and out_shapes and out_shapes[0] is not None:
         elements = sum(_size(s) for s in in_shapes if s is not None)
         if elements:

@@ -87,6 +87,8 @@ class Node:
     #: bytes per element the op's time is charged at where its elements are
     #: narrower (a transpose that moves the innermost axis, ``executor``)
     element_cost_bytes: int | None = None
+    #: an Einsum's equation: its product's size (``einsum.einsum_flops``)
+    equation: str | None = None
 
 
 @dataclasses.dataclass
