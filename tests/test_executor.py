@@ -866,6 +866,8 @@ def test_a_batch_matmul_with_a_shared_weight_costs_its_whole_batch():
     assert shared == op_flops("MatMul", [(b * t, d)], [(b * t, c), (c, d)]) == 2 * b * t * c * d
     # a weight gradient: a batch of outer products, each entry's own
     assert op_flops("BatchMatMulV2", [(b, c, d)], [(b, t, c), (b, t, d)]) == 2 * b * t * c * d
+    # an empty batch: no work, and no division by it
+    assert op_flops("BatchMatMulV2", [(0, t, d)], [(0, t, c), (c, d)]) == 0.0
 
 
 def test_the_replay_times_attention_products_by_their_multiply_adds(monkeypatch):

@@ -145,5 +145,5 @@ def einsum_flops(
     if len(operands) != 2:
         return 0.0
     # the output's sizes first: a label broadcast from 1 has the other operand's
-    sizes = {**dims, **dict(zip(output, (int(d) for d in out_shape or ()), strict=True))}
+    sizes = {**dims, **dict(zip(output, map(int, out_shape), strict=True))}
     return 2.0 * math.prod(size for label, size in sizes.items() if kind(label) != _REDUCE)

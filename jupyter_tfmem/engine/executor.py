@@ -379,8 +379,12 @@ def _size(shape: Shape | None) -> int:
 
 
 def _batch_of(shape: Shape) -> int:
-    """The batch of matrices a (batch) matrix product's operand holds: 1 for a matrix."""
-    return _size(shape[:-2]) if len(shape) > 2 else 1
+    """The batch of matrices a (batch) matrix product's operand holds: 1 for a matrix.
+
+    An empty batch counts as 1 too, so that dividing by it is safe (the
+    product's output is empty then, and so are its FLOPs).
+    """
+    return _size(shape[:-2]) or 1
 
 
 def op_flops(op: str, out_shapes: list[Shape | None], in_shapes: list[Shape | None]) -> float:
