@@ -22,6 +22,12 @@ Then it times the two cross-entropy kernels (a softmax, its log and its
 gradient over every row of logits, in one kernel) against an element-wise
 product of the logits, per byte; the engine's ``XENT_SLOWDOWN`` is the
 geometric mean (``--xent`` times only these).
+Then it times the random-number kernels Keras' layers draw from
+(``StatelessRandomUniformV2`` for Dropout and its kin,
+``StatelessRandomNormalV2`` for GaussianNoise and GaussianDropout) against
+an element-wise product of a tensor of their output's shape, per byte; the
+engine's ``RNG_SLOWDOWN`` holds the geometric means (``--rng`` times only
+these).
 With ``--dtypes`` it times products, convolution gradients and element-wise
 kernels in float64, float16 and bfloat16 against float32 instead, with the
 spread of each factor over the shapes (docs/engine.md, point 3: a cost model
@@ -36,6 +42,7 @@ gives (a float16 filter gradient can take seconds: this takes some minutes).
     python benchmarks/kernel_costs.py --dtypes
     python benchmarks/kernel_costs.py --filters
     python benchmarks/kernel_costs.py --xent
+    python benchmarks/kernel_costs.py --rng
     python benchmarks/kernel_costs.py --side-by-side
 
 With ``--side-by-side`` it starts each shape's filter and input gradients
@@ -128,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         help="time only the cross-entropy kernels against an element-wise product",
     )
     parser.add_argument(
+        "--rng",
+        action="store_true",
+        help="time only the random-number kernels against an element-wise product",
+    )
+    parser.add_argument(
         "--channels",
         metavar="DTYPE",
         choices=("float32", "float64"),
@@ -163,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.xent:
         cross_entropies(tf)
+        return 0
+    if args.rng:
+        random_draws(tf)
         return 0
     if args.dtypes:
         dtype_factors(tf)
@@ -200,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     reductions(tf)
     scatter_adds(tf)
     cross_entropies(tf)
+    random_draws(tf)
     return 0
 
 
@@ -347,6 +363,47 @@ def cross_entropies(tf) -> None:
         )
     for kind, values in factors.items():
         print(f"{kind} cross-entropy slowdown per byte: geometric mean {_geomean(values):.2f}, "
+              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+
+
+#: activations a Dropout or GaussianNoise layer draws a mask or noise for: a
+#: CNN's feature maps, a transformer's tokens, an MLP's and a classifier's rows
+RNG_SHAPES = [
+    (64, 128, 128),
+    (32, 32, 32, 64),
+    (32, 16, 16, 128),
+    (64, 64, 512),
+    (256, 1024),
+    (128, 4096),
+]
+
+
+def random_draws(tf) -> None:
+    """The random-number kernels' time per byte against an element-wise product's.
+
+    The cost model times a draw by the bytes it writes (its inputs are a
+    shape, a key and a counter), and a product of a tensor of the draw's
+    shape by the bytes it reads and writes: twice as many.  Philox makes
+    four 32-bit numbers per round and the normal draw transforms pairs of
+    them, so both are bound by arithmetic, not memory.
+    """
+    seed = tf.constant([1, 2], tf.int64)
+    draws = {"StatelessRandomUniformV2": tf.random.stateless_uniform,
+             "StatelessRandomNormalV2": tf.random.stateless_normal}  # fmt: skip
+    factors: dict[str, list[float]] = {op: [] for op in draws}
+    for shape in RNG_SHAPES:
+        x = tf.random.normal(shape)
+        product = tf.function(lambda d: d * 0.5)
+        product_ms = timed(lambda x=x, f=product: f(x))
+        line = [f"{shape}: the tensor times 0.5 {product_ms:.2f} ms"]
+        for op, draw in draws.items():
+            fn = tf.function(lambda s=shape, d=draw: d(s, seed))
+            draw_ms = timed(fn)
+            factors[op].append(2.0 * draw_ms / product_ms)
+            line.append(f"{op} {draw_ms:.2f} ms ({factors[op][-1]:.1f} per byte)")
+        print(", ".join(line))
+    for op, values in factors.items():
+        print(f"{op} slowdown per byte: geometric mean {_geomean(values):.2f}, "
               f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
 
 

@@ -900,3 +900,35 @@ def test_the_replay_times_attention_products_by_their_multiply_adds(monkeypatch)
     assert min(seen["Einsum"]) >= scores / executor._FLOP_RATE
     assert len(seen["BatchMatMulV2"]) >= 3  # query, key, value (and the output)
     assert min(seen["BatchMatMulV2"]) >= projection / executor._FLOP_RATE
+
+
+def test_the_replay_times_random_draws_by_their_arithmetic_not_their_bytes(monkeypatch):
+    # Dropout's mask and GaussianNoise's noise are drawn by Philox, bound by
+    # arithmetic: 3.8 to 5.7 times (uniform) and 8.2 to 15.4 (normal) slower
+    # per byte than an element-wise product (kernel_costs.py --rng).  Costed
+    # by their bytes, a CNN's dropout mask took a sixth of TF's time, and the
+    # ops queued behind it started too early.
+    import keras
+
+    from jupyter_tfmem import estimator
+    from jupyter_tfmem.engine import executor
+
+    batch, side, channels = 8, 32, 16
+    inp = keras.Input((side, side, channels))
+    x = keras.layers.Conv2D(channels, 3, padding="same")(inp)
+    x = keras.layers.GaussianNoise(0.1)(keras.layers.Dropout(0.2)(x))
+    model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Flatten()(x)))
+    real, seen = estimator._executor_events, {}
+
+    def spy(nodes, order, durations, *args, **kwargs):
+        for name, node in nodes.items():
+            if "Random" in node.op:
+                seen.setdefault(node.op, []).append(durations[name])
+        return real(nodes, order, durations, *args, **kwargs)
+
+    monkeypatch.setattr(estimator, "_executor_threads", lambda device: 2)
+    monkeypatch.setattr(estimator, "_executor_events", spy)
+    estimator.estimate(model, batch, optimizer="sgd", loss="mse", device="CPU")
+    by_bytes = 4 * batch * side * side * channels / executor._BYTE_RATE
+    assert min(seen["StatelessRandomUniformV2"]) >= 3.8 * by_bytes
+    assert min(seen["StatelessRandomNormalV2"]) >= 8.2 * by_bytes

@@ -124,6 +124,17 @@ SCATTER_SLOWDOWN = 3.6
 #: reading the softmax had started, so the logits were freed early: TF's
 #: profile holds them, the loss still running, when the metric allocates.
 XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.1, "SoftmaxCrossEntropyWithLogits": 2.3}
+#: The random draws Keras' layers make in training (Dropout, SpatialDropout
+#: and AlphaDropout draw uniforms; GaussianNoise and GaussianDropout
+#: normals) are bound by Philox's arithmetic, not by the bytes they write:
+#: timed alone against an element-wise product of a tensor of their shape on
+#: an Intel Xeon, 3.8 to 5.7 times slower per byte for the uniform and 8.2
+#: to 15.4 for the normal, over six shapes of activations (geometric means
+#: 4.6 and 10.3: ``python benchmarks/kernel_costs.py --rng``).  Costed by
+#: their bytes, a CNN's dropout mask was drawn in 0.53 ms of the model's
+#: time where TF's profile took 3.1 to 4.1 ms, so the ops queued behind it
+#: started too early.
+RNG_SLOWDOWN = {"StatelessRandomUniformV2": 4.6, "StatelessRandomNormalV2": 10.3}
 
 #: A transpose that moves the innermost axis copies element by element, and
 #: narrow elements do not make it faster: timed alone on this AMD EPYC
@@ -471,6 +482,8 @@ def op_duration(
         moved *= reduction_slowdown
     elif op == "UnsortedSegmentSum":
         moved *= SCATTER_SLOWDOWN
+    elif op in RNG_SLOWDOWN:
+        moved *= RNG_SLOWDOWN[op]
     else:
         moved *= XENT_SLOWDOWN.get(op, 1.0) * pool_slowdown
     return _OVERHEAD + flops / _FLOP_RATE + moved
