@@ -385,12 +385,17 @@ def random_draws(tf) -> None:
     shape, a key and a counter), and a product of a tensor of the draw's
     shape by the bytes it reads and writes: twice as many.  Philox makes
     four 32-bit numbers per round and the normal draw transforms pairs of
-    them, so both are bound by arithmetic, not memory.
+    them, so both are bound by arithmetic, not memory.  Under a mixed
+    precision policy Keras draws in the 16-bit compute dtype; last, each
+    draw's time in bfloat16 and float16 over its float32 time (per element:
+    the engine charges them per byte, which was tried the other way and not
+    kept, docs/engine.md).
     """
     seed = tf.constant([1, 2], tf.int64)
     draws = {"StatelessRandomUniformV2": tf.random.stateless_uniform,
              "StatelessRandomNormalV2": tf.random.stateless_normal}  # fmt: skip
     factors: dict[str, list[float]] = {op: [] for op in draws}
+    narrow: dict[str, list[float]] = {op: [] for op in draws}
     for shape in RNG_SHAPES:
         x = tf.random.normal(shape)
         product = tf.function(lambda d: d * 0.5)
@@ -401,10 +406,15 @@ def random_draws(tf) -> None:
             draw_ms = timed(fn)
             factors[op].append(2.0 * draw_ms / product_ms)
             line.append(f"{op} {draw_ms:.2f} ms ({factors[op][-1]:.1f} per byte)")
+            for dtype in (tf.bfloat16, tf.float16):
+                fn = tf.function(lambda s=shape, d=draw, t=dtype: d(s, seed, dtype=t))
+                narrow[op].append(timed(fn) / draw_ms)
         print(", ".join(line))
     for op, values in factors.items():
         print(f"{op} slowdown per byte: geometric mean {_geomean(values):.2f}, "
-              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+              f"{min(values):.2f} to {max(values):.2f}; a 16-bit draw's time over "
+              f"float32's: {_geomean(narrow[op]):.2f}, {min(narrow[op]):.2f} to "
+              f"{max(narrow[op]):.2f}")  # fmt: skip
 
 
 #: (batch, height, width, channels) pooled 2x2: the zoo's pooled activations
