@@ -135,6 +135,9 @@ XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.1, "SoftmaxCrossEntrop
 #: time where TF's profile took 3.1 to 4.1 ms, so the ops queued behind it
 #: started too early.
 RNG_SLOWDOWN = {"StatelessRandomUniformV2": 4.6, "StatelessRandomNormalV2": 10.3}
+#: Each kernel above that is timed per byte, by name: how many times its
+#: bytes' time it takes.
+_OP_BYTE_SLOWDOWN = {"UnsortedSegmentSum": SCATTER_SLOWDOWN, **XENT_SLOWDOWN, **RNG_SLOWDOWN}
 
 #: A transpose that moves the innermost axis copies element by element, and
 #: narrow elements do not make it faster: timed alone on this AMD EPYC
@@ -480,12 +483,8 @@ def op_duration(
     moved = (out_bytes + in_bytes) / _BYTE_RATE
     if op in REDUCTION_OPS:
         moved *= reduction_slowdown
-    elif op == "UnsortedSegmentSum":
-        moved *= SCATTER_SLOWDOWN
-    elif op in RNG_SLOWDOWN:
-        moved *= RNG_SLOWDOWN[op]
     else:
-        moved *= XENT_SLOWDOWN.get(op, 1.0) * pool_slowdown
+        moved *= _OP_BYTE_SLOWDOWN.get(op, 1.0) * pool_slowdown
     return _OVERHEAD + flops / _FLOP_RATE + moved
 
 
