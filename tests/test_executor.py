@@ -870,30 +870,47 @@ def test_a_batch_matmul_with_a_shared_weight_costs_its_whole_batch():
     assert op_flops("BatchMatMulV2", [(0, t, d)], [(0, t, c), (c, d)]) == 0.0
 
 
+def _replay_durations(monkeypatch, model, batch, keep, **step) -> dict[str, list[float]]:
+    """The durations the replay gives the ops ``keep(name, op)`` picks, by op type.
+
+    Each picked node appears once per replay the estimate makes (on two
+    threads, whatever this machine has), so a test reads what every
+    scenario gave it.
+    """
+    from jupyter_tfmem import estimator
+
+    real, seen = estimator._executor_events, {}
+
+    def spy(nodes, order, durations, *args, **kwargs):
+        for name, node in nodes.items():
+            if keep(name, node.op):
+                seen.setdefault(node.op, []).append(durations[name])
+        return real(nodes, order, durations, *args, **kwargs)
+
+    monkeypatch.setattr(estimator, "_executor_threads", lambda device: 2)
+    monkeypatch.setattr(estimator, "_executor_events", spy)
+    estimator.estimate(model, batch, device="CPU", **step)
+    return seen
+
+
 def test_the_replay_times_attention_products_by_their_multiply_adds(monkeypatch):
     # MultiHeadAttention's scores and context are Einsums, its projections
     # BatchMatMuls of a batch of sequences by one weight: each takes at
     # least its multiply-adds' time, which the shapes alone do not give.
     import keras
 
-    from jupyter_tfmem import estimator
     from jupyter_tfmem.engine import executor
 
     batch, steps, width, heads, key_dim = 8, 128, 64, 4, 32
     inp = keras.Input((steps, width))
     att = keras.layers.MultiHeadAttention(heads, key_dim)(inp, inp)
     model = keras.Model(inp, keras.layers.Dense(1)(att))
-    real, seen = estimator._executor_events, {}
-
-    def spy(nodes, order, durations, *args, **kwargs):
-        for name, node in nodes.items():
-            if node.op in ("Einsum", "BatchMatMulV2") and "gradient" not in name:
-                seen.setdefault(node.op, []).append(durations[name])
-        return real(nodes, order, durations, *args, **kwargs)
-
-    monkeypatch.setattr(estimator, "_executor_threads", lambda device: 2)
-    monkeypatch.setattr(estimator, "_executor_events", spy)
-    estimator.estimate(model, batch, device="CPU")
+    seen = _replay_durations(
+        monkeypatch,
+        model,
+        batch,
+        lambda name, op: op in ("Einsum", "BatchMatMulV2") and "gradient" not in name,
+    )
     scores = 2 * batch * heads * steps * steps * key_dim  # and the context alike
     projection = 2 * batch * steps * width * heads * key_dim
     assert len(seen["Einsum"]) >= 2
@@ -910,7 +927,6 @@ def test_the_replay_times_random_draws_by_their_arithmetic_not_their_bytes(monke
     # ops queued behind it started too early.
     import keras
 
-    from jupyter_tfmem import estimator
     from jupyter_tfmem.engine import executor
 
     batch, side, channels = 8, 32, 16
@@ -918,17 +934,9 @@ def test_the_replay_times_random_draws_by_their_arithmetic_not_their_bytes(monke
     x = keras.layers.Conv2D(channels, 3, padding="same")(inp)
     x = keras.layers.GaussianNoise(0.1)(keras.layers.Dropout(0.2)(x))
     model = keras.Model(inp, keras.layers.Dense(1)(keras.layers.Flatten()(x)))
-    real, seen = estimator._executor_events, {}
-
-    def spy(nodes, order, durations, *args, **kwargs):
-        for name, node in nodes.items():
-            if "Random" in node.op:
-                seen.setdefault(node.op, []).append(durations[name])
-        return real(nodes, order, durations, *args, **kwargs)
-
-    monkeypatch.setattr(estimator, "_executor_threads", lambda device: 2)
-    monkeypatch.setattr(estimator, "_executor_events", spy)
-    estimator.estimate(model, batch, optimizer="sgd", loss="mse", device="CPU")
+    seen = _replay_durations(
+        monkeypatch, model, batch, lambda name, op: "Random" in op, optimizer="sgd", loss="mse"
+    )
     by_bytes = 4 * batch * side * side * channels / executor._BYTE_RATE
     assert min(seen["StatelessRandomUniformV2"]) >= 3.8 * by_bytes
     assert min(seen["StatelessRandomNormalV2"]) >= 8.2 * by_bytes
