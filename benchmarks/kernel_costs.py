@@ -319,8 +319,7 @@ def scatter_adds(tf) -> None:
             f"UnsortedSegmentSum of {rows} rows of {width} into {segments}: {scatter_ms:.2f} ms; "
             f"the same rows times 0.5: {product_ms:.2f} ms; slower per byte: {factors[-1]:.2f}"
         )
-    print(f"scatter-add slowdown per byte: geometric mean {_geomean(factors):.2f}, "
-          f"{min(factors):.2f} to {max(factors):.2f}")  # fmt: skip
+    print(f"scatter-add slowdown per byte: {_spread(factors)}")
 
 
 #: (rows, classes) of logits: a language model's tokens, a classifier's images, and a
@@ -362,8 +361,7 @@ def cross_entropies(tf) -> None:
             f"slower per byte: {factors['sparse'][-1]:.2f} and {factors['dense'][-1]:.2f}"
         )
     for kind, values in factors.items():
-        print(f"{kind} cross-entropy slowdown per byte: geometric mean {_geomean(values):.2f}, "
-              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+        print(f"{kind} cross-entropy slowdown per byte: {_spread(values)}")
 
 
 #: activations a Dropout or GaussianNoise layer draws a mask or noise for: a
@@ -411,10 +409,8 @@ def random_draws(tf) -> None:
                 narrow[op].append(timed(fn) / draw_ms)
         print(", ".join(line))
     for op, values in factors.items():
-        print(f"{op} slowdown per byte: geometric mean {_geomean(values):.2f}, "
-              f"{min(values):.2f} to {max(values):.2f}; a 16-bit draw's time over "
-              f"float32's: {_geomean(narrow[op]):.2f}, {min(narrow[op]):.2f} to "
-              f"{max(narrow[op]):.2f}")  # fmt: skip
+        print(f"{op} slowdown per byte: {_spread(values)}; a 16-bit draw's time over "
+              f"float32's: {_spread(narrow[op])}")  # fmt: skip
 
 
 #: (batch, height, width, channels) pooled 2x2: the zoo's pooled activations
@@ -459,8 +455,7 @@ def pool_gradients(tf) -> None:
             f"0.5 {product_ms:.2f} ms; slower per byte: {grads[-1]:.2f} and {pools[-1]:.2f}"
         )
     for kind, values in (("MaxPoolGrad", grads), ("MaxPool", pools)):
-        print(f"{kind} slowdown per byte: geometric mean {_geomean(values):.2f}, "
-              f"{min(values):.2f} to {max(values):.2f}")  # fmt: skip
+        print(f"{kind} slowdown per byte: {_spread(values)}")
 
 
 #: (batch, height, width) images, and the channel counts, of ``--few-channels``
@@ -570,6 +565,11 @@ UNET_SHAPES = [(16, 48, 48, 48, 16, 3, 3), (16, 24, 24, 96, 32, 3, 3)]
 
 def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _spread(values: list[float]) -> str:
+    """A factor timed over several shapes, as the docs quote it: its geometric mean and range."""
+    return f"geometric mean {_geomean(values):.2f}, {min(values):.2f} to {max(values):.2f}"
 
 
 def dtype_factors(tf) -> None:
