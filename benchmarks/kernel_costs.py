@@ -17,7 +17,7 @@ Then it times ``UnsortedSegmentSum`` (the scatter-add that sums a sparse
 gradient's rows, as Keras' optimizers do for an embedding) against an
 element-wise product of its input, and prints how much slower per byte
 than that the scatter-add runs; the engine's ``SCATTER_SLOWDOWN`` is the
-geometric mean.
+geometric mean (``--scatter`` times only these).
 Then it times the two cross-entropy kernels (a softmax, its log and its
 gradient over every row of logits, in one kernel) against an element-wise
 product of the logits, per byte; the engine's ``XENT_SLOWDOWN`` is the
@@ -27,7 +27,9 @@ Then it times the random-number kernels Keras' layers draw from
 ``StatelessRandomNormalV2`` for GaussianNoise and GaussianDropout) against
 an element-wise product of a tensor of their output's shape, per byte; the
 engine's ``RNG_SLOWDOWN`` holds the geometric means (``--rng`` times only
-these).
+these).  These per-byte factors (and ``--pool-grads``') are timed net of
+what calling a ``tf.function`` costs (``call_overhead``), over ``--rounds``
+passes of their shapes (default 5), the means taken over all.
 With ``--dtypes`` it times products, convolution gradients and element-wise
 kernels in float64, float16 and bfloat16 against float32 instead, with the
 spread of each factor over the shapes (docs/engine.md, point 3: a cost model
@@ -41,6 +43,7 @@ gives (a float16 filter gradient can take seconds: this takes some minutes).
     python benchmarks/kernel_costs.py
     python benchmarks/kernel_costs.py --dtypes
     python benchmarks/kernel_costs.py --filters
+    python benchmarks/kernel_costs.py --scatter
     python benchmarks/kernel_costs.py --xent
     python benchmarks/kernel_costs.py --rng
     python benchmarks/kernel_costs.py --side-by-side
@@ -110,6 +113,19 @@ def timed(fn, repeats: int = 30) -> float:
     return times[len(times) // 2] * 1e3
 
 
+def call_overhead(tf) -> float:
+    """The time in ms ``timed`` gives a ``tf.function`` that does next to nothing.
+
+    Calling a ``tf.function`` and copying its result to NumPy costs about
+    0.25 ms here, a fifth of a 4 MiB product's time, where TF's executor
+    starts a kernel of a step in microseconds.  The per-byte sections take
+    it off both kernels' times, as ``reductions`` does.
+    """
+    tiny = tf.random.normal((4,))
+    product = tf.function(lambda d: d * 0.5)
+    return sorted(timed(lambda: product(tiny)) for _ in range(5))[2]
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -130,6 +146,11 @@ def main(argv: list[str] | None = None) -> int:
         help="time each filter gradient and input gradient started together instead",
     )
     parser.add_argument(
+        "--scatter",
+        action="store_true",
+        help="time only the scatter-add of a sparse gradient against an element-wise product",
+    )
+    parser.add_argument(
         "--xent",
         action="store_true",
         help="time only the cross-entropy kernels against an element-wise product",
@@ -138,6 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         "--rng",
         action="store_true",
         help="time only the random-number kernels against an element-wise product",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        metavar="N",
+        help="passes over the shapes of the per-byte factors (scatter-add, cross-entropy, "
+        "random draws, pooling gradients), the means taken over all (default 5)",
     )
     parser.add_argument(
         "--channels",
@@ -158,13 +187,15 @@ def main(argv: list[str] | None = None) -> int:
         help="time only Eigen's convolutions with 1 to 64 channels and fit their pads",
     )
     args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     eigen_only = args.channels or args.pool_grads or args.few_channels
     if eigen_only:  # TF's own (Eigen) kernels on any CPU
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     import tensorflow as tf
 
     if args.pool_grads:
-        pool_gradients(tf)
+        pool_gradients(tf, args.rounds)
         return 0
     if args.few_channels:
         few_channel_convolutions(tf)
@@ -173,11 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.channels:
         channel_grid(tf, args.channels)
         return 0
+    if args.scatter:
+        scatter_adds(tf, args.rounds)
+        return 0
     if args.xent:
-        cross_entropies(tf)
+        cross_entropies(tf, args.rounds)
         return 0
     if args.rng:
-        random_draws(tf)
+        random_draws(tf, args.rounds)
         return 0
     if args.dtypes:
         dtype_factors(tf)
@@ -213,9 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"geometric mean ratio: {_geomean(ratios):.2f}")
     dense_gradients(tf)
     reductions(tf)
-    scatter_adds(tf)
-    cross_entropies(tf)
-    random_draws(tf)
+    scatter_adds(tf, args.rounds)
+    cross_entropies(tf, args.rounds)
+    random_draws(tf, args.rounds)
     return 0
 
 
@@ -293,7 +327,7 @@ SCATTER_SHAPES = [
 ]
 
 
-def scatter_adds(tf) -> None:
+def scatter_adds(tf, rounds: int = 1) -> None:
     """A scatter-add's time per byte against an element-wise product's, in the cost model's bytes.
 
     The cost model times both by the bytes they read and write; the ratio
@@ -304,14 +338,15 @@ def scatter_adds(tf) -> None:
     import numpy as np
 
     rng = np.random.default_rng(0)
+    empty = call_overhead(tf)
     factors = []
-    for rows, width, segments in SCATTER_SHAPES:
+    for rows, width, segments in _rounds(SCATTER_SHAPES, rounds):
         data = tf.constant(rng.standard_normal((rows, width), dtype=np.float32))
         ids = tf.constant(rng.integers(0, segments, rows).astype(np.int32))
         scatter = tf.function(lambda d, i, s=segments: tf.math.unsorted_segment_sum(d, i, s))
         product = tf.function(lambda d: d * 0.5)
-        scatter_ms = timed(lambda d=data, i=ids, f=scatter: f(d, i))
-        product_ms = timed(lambda d=data, f=product: f(d))
+        scatter_ms = timed(lambda d=data, i=ids, f=scatter: f(d, i)) - empty
+        product_ms = timed(lambda d=data, f=product: f(d)) - empty
         data_bytes, out_bytes = 4.0 * rows * width, 4.0 * segments * width
         counted = (data_bytes + 4.0 * rows + out_bytes) / (2 * data_bytes)
         factors.append(scatter_ms / product_ms / counted)
@@ -327,7 +362,7 @@ def scatter_adds(tf) -> None:
 XENT_SHAPES = [(2048, 8000), (512, 32000), (4096, 1000), (256, 1000), (8192, 100), (131072, 21)]
 
 
-def cross_entropies(tf) -> None:
+def cross_entropies(tf, rounds: int = 1) -> None:
     """The cross-entropy kernels' time per byte against an element-wise product's.
 
     Both kernels read the logits and write a gradient of their shape (and a
@@ -337,8 +372,9 @@ def cross_entropies(tf) -> None:
     import numpy as np
 
     rng = np.random.default_rng(0)
+    empty = call_overhead(tf)
     factors: dict[str, list[float]] = {"sparse": [], "dense": []}
-    for rows, classes in XENT_SHAPES:
+    for rows, classes in _rounds(XENT_SHAPES, rounds):
         logits = tf.constant(rng.standard_normal((rows, classes), dtype=np.float32))
         ids = tf.constant(rng.integers(0, classes, rows).astype(np.int32))
         dense = tf.one_hot(ids, classes)
@@ -349,10 +385,10 @@ def cross_entropies(tf) -> None:
             lambda x, y: tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=x, labels=y)[1]
         )
         product = tf.function(lambda x: x * 0.5)
-        product_ms = timed(lambda x=logits, f=product: f(x))
-        sparse_ms = timed(lambda x=logits, i=ids, f=sparse: f(x, i))
+        product_ms = timed(lambda x=logits, f=product: f(x)) - empty
+        sparse_ms = timed(lambda x=logits, i=ids, f=sparse: f(x, i)) - empty
         # the dense kernel reads its labels too: a third of the bytes more
-        full_ms = timed(lambda x=logits, y=dense, f=full: f(x, y))
+        full_ms = timed(lambda x=logits, y=dense, f=full: f(x, y)) - empty
         factors["sparse"].append(sparse_ms / product_ms)
         factors["dense"].append(full_ms / product_ms / 1.5)
         print(
@@ -376,7 +412,7 @@ RNG_SHAPES = [
 ]
 
 
-def random_draws(tf) -> None:
+def random_draws(tf, rounds: int = 1) -> None:
     """The random-number kernels' time per byte against an element-wise product's.
 
     The cost model times a draw by the bytes it writes (its inputs are a
@@ -390,23 +426,24 @@ def random_draws(tf) -> None:
     kept, docs/engine.md).
     """
     seed = tf.constant([1, 2], tf.int64)
+    empty = call_overhead(tf)
     draws = {"StatelessRandomUniformV2": tf.random.stateless_uniform,
              "StatelessRandomNormalV2": tf.random.stateless_normal}  # fmt: skip
     factors: dict[str, list[float]] = {op: [] for op in draws}
     narrow: dict[str, list[float]] = {op: [] for op in draws}
-    for shape in RNG_SHAPES:
+    for shape in _rounds(RNG_SHAPES, rounds):
         x = tf.random.normal(shape)
         product = tf.function(lambda d: d * 0.5)
-        product_ms = timed(lambda x=x, f=product: f(x))
+        product_ms = timed(lambda x=x, f=product: f(x)) - empty
         line = [f"{shape}: the tensor times 0.5 {product_ms:.2f} ms"]
         for op, draw in draws.items():
             fn = tf.function(lambda s=shape, d=draw: d(s, seed))
-            draw_ms = timed(fn)
+            draw_ms = timed(fn) - empty
             factors[op].append(2.0 * draw_ms / product_ms)
             line.append(f"{op} {draw_ms:.2f} ms ({factors[op][-1]:.1f} per byte)")
             for dtype in (tf.bfloat16, tf.float16):
                 fn = tf.function(lambda s=shape, d=draw, t=dtype: d(s, seed, dtype=t))
-                narrow[op].append(timed(fn) / draw_ms)
+                narrow[op].append((timed(fn) - empty) / draw_ms)
         print(", ".join(line))
     for op, values in factors.items():
         print(f"{op} slowdown per byte: {_spread(values)}; a 16-bit draw's time over "
@@ -426,14 +463,15 @@ POOL_SHAPES = [
 ]
 
 
-def pool_gradients(tf) -> None:
+def pool_gradients(tf, rounds: int = 1) -> None:
     """Eigen's ``MaxPoolGrad`` and ``MaxPool`` per byte against an element-wise product."""
     import numpy as np
 
     rng = np.random.default_rng(0)
+    empty = call_overhead(tf)
     window = [1, 2, 2, 1]
     grads, pools = [], []
-    for shape in POOL_SHAPES:
+    for shape in _rounds(POOL_SHAPES, rounds):
         x = tf.constant(rng.standard_normal(shape, dtype=np.float32))
         pool = tf.function(lambda x: tf.nn.max_pool2d(x, 2, 2, "VALID"))
         y = pool(x)
@@ -444,9 +482,9 @@ def pool_gradients(tf) -> None:
             )
         )
         product = tf.function(lambda x: x * 0.5)
-        product_ms = timed(lambda x=x, f=product: f(x))
-        grad_ms = timed(lambda x=x, y=y, dy=dy, f=grad: f(x, y, dy))
-        pool_ms = timed(lambda x=x, f=pool: f(x))
+        product_ms = timed(lambda x=x, f=product: f(x)) - empty
+        grad_ms = timed(lambda x=x, y=y, dy=dy, f=grad: f(x, y, dy)) - empty
+        pool_ms = timed(lambda x=x, f=pool: f(x)) - empty
         # bytes moved, in input sizes: the gradient 2.5, the pooling 1.25, the product 2
         grads.append(grad_ms / product_ms / 1.25)
         pools.append(pool_ms / product_ms / 0.625)
@@ -561,6 +599,13 @@ def few_channel_convolutions(tf) -> None:
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
 PRODUCTS = [(256, 1024, 1024), (64, 4096, 1024), (4096, 128, 512), (512, 784, 256)]
 UNET_SHAPES = [(16, 48, 48, 48, 16, 3, 3), (16, 24, 24, 96, 32, 3, 3)]
+
+
+def _rounds(shapes: list, rounds: int) -> list:
+    """The shapes, ``rounds`` times over: one pass's geometric mean moves by a
+    fifth from run to run (the normal draw's 10.3 to 13.5 over four runs,
+    session 58), so a constant is the mean over several passes."""
+    return [shape for _ in range(rounds) for shape in shapes]
 
 
 def _geomean(values: list[float]) -> float:
