@@ -921,7 +921,7 @@ def test_the_replay_times_attention_products_by_their_multiply_adds(monkeypatch)
 
 def test_the_replay_times_random_draws_by_their_arithmetic_not_their_bytes(monkeypatch):
     # Dropout's mask and GaussianNoise's noise are drawn by Philox, bound by
-    # arithmetic: 3.8 to 5.7 times (uniform) and 8.2 to 15.4 (normal) slower
+    # arithmetic: 4.5 to 8.1 times (uniform) and 10.7 to 25.8 (normal) slower
     # per byte than an element-wise product (kernel_costs.py --rng).  Costed
     # by their bytes, a CNN's dropout mask took a sixth of TF's time, and the
     # ops queued behind it started too early.
@@ -938,5 +938,5 @@ def test_the_replay_times_random_draws_by_their_arithmetic_not_their_bytes(monke
         monkeypatch, model, batch, lambda name, op: "Random" in op, optimizer="sgd", loss="mse"
     )
     by_bytes = 4 * batch * side * side * channels / executor._BYTE_RATE
-    assert min(seen["StatelessRandomUniformV2"]) >= 3.8 * by_bytes
-    assert min(seen["StatelessRandomNormalV2"]) >= 8.2 * by_bytes
+    assert min(seen["StatelessRandomUniformV2"]) >= 4.5 * by_bytes
+    assert min(seen["StatelessRandomNormalV2"]) >= 10.7 * by_bytes

@@ -128,13 +128,16 @@ XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.1, "SoftmaxCrossEntrop
 #: and AlphaDropout draw uniforms; GaussianNoise and GaussianDropout
 #: normals) are bound by Philox's arithmetic, not by the bytes they write:
 #: timed alone against an element-wise product of a tensor of their shape on
-#: an Intel Xeon, 3.8 to 5.7 times slower per byte for the uniform and 8.2
-#: to 15.4 for the normal, over six shapes of activations (geometric means
-#: 4.6 and 10.3: ``python benchmarks/kernel_costs.py --rng``).  Costed by
-#: their bytes, a CNN's dropout mask was drawn in 0.53 ms of the model's
-#: time where TF's profile took 3.1 to 4.1 ms, so the ops queued behind it
-#: started too early.
-RNG_SLOWDOWN = {"StatelessRandomUniformV2": 4.6, "StatelessRandomNormalV2": 10.3}
+#: an Intel Xeon, net of what calling a ``tf.function`` costs, 4.5 to 8.1
+#: times slower per byte for the uniform and 10.7 to 25.8 for the normal,
+#: over six shapes of activations (geometric means 6.9, 6.4 and 6.5, and
+#: 19.4, 18.1 and 18.0, in three runs of five passes:
+#: ``python benchmarks/kernel_costs.py --rng``).  Costed by their bytes, a
+#: CNN's dropout mask was drawn in 0.53 ms of the model's time where TF's
+#: profile took 3.1 to 4.1 ms, so the ops queued behind it started too
+#: early.  (Session 58's 4.6 and 10.3 were timed with the call's 0.25 ms in
+#: both kernels' times, which brings small shapes' ratios toward 1.)
+RNG_SLOWDOWN = {"StatelessRandomUniformV2": 6.6, "StatelessRandomNormalV2": 18.5}
 #: Each kernel above that is timed per byte, by name: how many times its
 #: bytes' time it takes.
 _OP_BYTE_SLOWDOWN = {"UnsortedSegmentSum": SCATTER_SLOWDOWN, **XENT_SLOWDOWN, **RNG_SLOWDOWN}
