@@ -107,23 +107,27 @@ ONEDNN_FILTER_GRAD_SLOWDOWN: dict[str, tuple[tuple[str | None, float], ...]] = {
     "bfloat16": (("amx_bf16", 1.70), ("avx512_bf16", 1.38)),
 }
 #: ``UnsortedSegmentSum`` (summing a sparse gradient's rows, as Keras'
-#: optimizers do for an embedding) runs 2.0 to 6.8 times slower per byte it
+#: optimizers do for an embedding) runs 2.5 to 7.5 times slower per byte it
 #: reads and writes than an element-wise product: each input row is a
-#: read-modify-write of an output row at a random place.  Geometric mean 3.59
-#: over five shapes on an Intel Xeon (``python benchmarks/kernel_costs.py``).
-#: With it, the Nadam update of a 30,000 x 48 embedding keeps its squared
-#: gradient alive until the second scatter-add starts, as TF's profile does.
-SCATTER_SLOWDOWN = 3.6
+#: read-modify-write of an output row at a random place.  Geometric means
+#: 3.85 and 3.90 over five shapes on an Intel Xeon, net of the call, in two
+#: runs of five passes (``python benchmarks/kernel_costs.py --scatter``;
+#: 3.59 with the call counted).  With it, the Nadam update of a
+#: 30,000 x 48 embedding keeps its squared gradient alive until the second
+#: scatter-add starts, as TF's profile does.
+SCATTER_SLOWDOWN = 3.9
 #: The cross-entropy kernels (a softmax, its log and its gradient over every
 #: row of logits, in one kernel) run slower per byte they read and write than
-#: an element-wise product: 3.0 to 5.5 times for the sparse one, 1.5 to 3.0
+#: an element-wise product: 2.8 to 9.2 times for the sparse one, 1.7 to 6.0
 #: for the dense one, over six shapes of logits (a language model's, a
-#: classifier's, a segmenter's) on an Intel Xeon (geometric means 4.1 and
-#: 2.3: ``python benchmarks/kernel_costs.py --xent``).  Costed
+#: classifier's, a segmenter's) on an Intel Xeon, net of the call
+#: (geometric means 4.54 and 4.46, and 2.64 and 2.61, in two runs of five
+#: passes: ``python benchmarks/kernel_costs.py --xent``; 4.1 and 2.3 with
+#: the call counted).  Costed
 #: by its bytes, the loss of a softmax over 8,000 words ended before a metric
 #: reading the softmax had started, so the logits were freed early: TF's
 #: profile holds them, the loss still running, when the metric allocates.
-XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.1, "SoftmaxCrossEntropyWithLogits": 2.3}
+XENT_SLOWDOWN = {"SparseSoftmaxCrossEntropyWithLogits": 4.5, "SoftmaxCrossEntropyWithLogits": 2.6}
 #: The random draws Keras' layers make in training (Dropout, SpatialDropout
 #: and AlphaDropout draw uniforms; GaussianNoise and GaussianDropout
 #: normals) are bound by Philox's arithmetic, not by the bytes they write:
