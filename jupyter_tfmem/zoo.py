@@ -3512,6 +3512,169 @@ _CASE_LIST += (
     _variant("scored_multilabel_adam", 32),
 )
 
+#: Session 60's held-out round: per-variable optimizers (``MultiOptimizer``),
+#: the fine-tuning split users write: momentum SGD for the convolutions, Adam
+#: for the head.
+_FINETUNE_SPLIT: dict[str, Any] = {
+    "module": "keras.optimizers",
+    "class_name": "MultiOptimizer",
+    "config": {
+        "optimizer_map": {
+            "module": "keras.optimizers",
+            "class_name": "OptimizerMap",
+            "config": {
+                "default_optimizer": {
+                    "module": "keras.optimizers",
+                    "class_name": "SGD",
+                    "config": {"momentum": 0.9},
+                },
+                "optimizer_map": {
+                    ".*dense.*": {"module": "keras.optimizers", "class_name": "Adam", "config": {}}
+                },
+            },
+        }
+    },
+}
+
+# Session 60: adaptive pooling, tied input and output embeddings, an STFT
+# front-end, a 3D U-Net (also under XLA), a list of RNN cells in one loop,
+# SpatialDropout1D, in-model augmentation, Minimum/Average merges and a
+# MultiOptimizer.
+_CASE_LIST += (
+    ZooCase(
+        "adaptive_pool_cnn_adam",
+        zoo_heldout.adaptive_pool_cnn,
+        32,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((72, 72, 3), "float32"),),
+        "ELU CNN pooled to 5x5 by AdaptiveAveragePooling2D at 72x72, batch 32, Adam",
+    ),
+    ZooCase(
+        "adaptive_pool_cnn_multiopt",
+        zoo_heldout.adaptive_pool_cnn,
+        32,
+        True,
+        _FINETUNE_SPLIT,
+        "sparse_categorical_crossentropy",
+        (((72, 72, 3), "float32"),),
+        "the same CNN under MultiOptimizer (momentum SGD, Adam for the Dense), batch 32",
+    ),
+    ZooCase(
+        "tied_lm_adamw",
+        zoo_heldout.tied_lm,
+        16,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "causal LM with ReversibleEmbedding tied logits, vocab 6,000, batch 16, AdamW",
+    ),
+    ZooCase(
+        "tied_lm_mixedbf16_adamw",
+        zoo_heldout.tied_lm,
+        16,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "the tied-embedding LM under mixed_bfloat16, batch 16, AdamW",
+        precision="mixed_bfloat16",
+    ),
+    ZooCase(
+        "stft_gru_rmsprop",
+        zoo_heldout.stft_gru,
+        16,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((8000, 1), "float32"),),
+        "STFTSpectrogram on 8,000 samples, two GRU(64), batch 16, RMSprop",
+    ),
+    ZooCase(
+        "volume_segmenter_adam",
+        zoo_heldout.volume_segmenter,
+        4,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((30, 30, 30, 1), "float32"),),
+        "3D U-Net with AveragePooling3D, SpatialDropout3D, UpSampling3D, Cropping3D, batch 4, Adam",
+    ),
+    ZooCase(
+        "xla_volume_segmenter_adam",
+        zoo_heldout.xla_volume_segmenter,
+        4,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((30, 30, 30, 1), "float32"),),
+        "the 3D U-Net with jit_compile=True, batch 4, Adam",
+    ),
+    ZooCase(
+        "cell_stack_rnn_nadam",
+        zoo_heldout.cell_stack_rnn,
+        32,
+        True,
+        "nadam",
+        "sparse_categorical_crossentropy",
+        (((100, 24), "float32"),),
+        "RNN([GRUCell(64), SimpleRNNCell(64)]) over 100 steps, batch 32, Nadam",
+    ),
+    ZooCase(
+        "spatial_dropout_textcnn_adamax",
+        zoo_heldout.spatial_dropout_textcnn,
+        64,
+        True,
+        "adamax",
+        "sparse_categorical_crossentropy",
+        (((400,), "int32"),),
+        "text CNN with SpatialDropout1D and AveragePooling1D over 400 tokens, batch 64, Adamax",
+    ),
+    ZooCase(
+        "spatial_dropout_textcnn_mixed16_adamax",
+        zoo_heldout.spatial_dropout_textcnn,
+        64,
+        True,
+        "adamax",
+        "sparse_categorical_crossentropy",
+        (((400,), "int32"),),
+        "the text CNN under mixed_float16 (loss scaling), batch 64, Adamax",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "augment_crop_cnn_sgd",
+        zoo_heldout.augment_crop_cnn,
+        64,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "nesterov": True}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "RandomCrop, RandomTranslation, RandomContrast, RandomBrightness, CNN, batch 64, "
+        "Nesterov SGD",
+    ),
+    ZooCase(
+        "min_avg_tabular_adagrad",
+        zoo_heldout.min_avg_tabular,
+        512,
+        True,
+        "adagrad",
+        "mean_squared_error",
+        (((64,), "float32"),),
+        "three ELU branches merged by Minimum and Average, GaussianDropout, batch 512, Adagrad",
+    ),
+)
+_CASE_LIST += (
+    _variant("adaptive_pool_cnn_adam", 128, infer=True),
+    _variant("stft_gru_rmsprop", 64, infer=True),
+    _variant("volume_segmenter_adam", 8),
+    _variant("cell_stack_rnn_nadam", 128, infer=True),
+    _variant("augment_crop_cnn_sgd", 64, infer=True),
+    _variant("min_avg_tabular_adagrad", 2048),
+)
+
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

@@ -3125,3 +3125,122 @@ def bicubic_upsampler() -> Any:
     x = L.PReLU(shared_axes=[1, 2])(L.Conv2D(32, 3, padding="same")(x))
     x = L.ActivityRegularization(l1=1e-5)(x)
     return keras.Model(inp, L.Conv2D(3, 3, padding="same")(x), name="bicubic_upsampler")
+
+
+def adaptive_pool_cnn() -> Any:
+    """ELU convolutions on 72x72 RGB, pooled to a fixed 5x5 grid by
+    ``AdaptiveAveragePooling2D``, whatever the feature map's size."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((72, 72, 3))
+    x = inp
+    for width in (32, 64):
+        x = L.ELU()(L.Conv2D(width, 3, padding="same")(x))
+        x = L.ELU()(L.Conv2D(width, 3, strides=2, padding="same")(x))
+    x = L.Flatten()(L.AdaptiveAveragePooling2D((5, 5))(x))
+    return keras.Model(inp, L.Dense(10)(x), name="adaptive_pool_cnn")
+
+
+def tied_lm() -> Any:
+    """A two-block causal language model whose logits reuse the token
+    embedding (``ReversibleEmbedding(tie_weights=True)`` called with
+    ``reverse=True``): one 6,000 x 128 table read twice, its gradient the
+    sum of a gather's and a product's."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((128,), dtype="int32")
+    embedding = L.ReversibleEmbedding(6000, 128, tie_weights=True)
+    x = embedding(inp)
+    for _ in range(2):
+        h = L.LayerNormalization()(x)
+        x = L.Add()([x, L.MultiHeadAttention(4, 32)(h, h, use_causal_mask=True)])
+        h = L.Dense(256, activation="gelu")(L.LayerNormalization()(x))
+        x = L.Add()([x, L.Dense(128)(h)])
+    x = L.LayerNormalization()(x)
+    return keras.Model(inp, embedding(x, reverse=True), name="tied_lm")
+
+
+def stft_gru() -> Any:
+    """A log ``STFTSpectrogram`` of 8,000 raw samples (61 frames of 129
+    bins) read by two GRUs."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((8000, 1))
+    x = L.STFTSpectrogram(mode="log", frame_length=256, frame_step=128, fft_length=256)(inp)
+    x = L.GRU(64)(L.GRU(64, return_sequences=True)(x))
+    return keras.Model(inp, L.Dense(12)(x), name="stft_gru")
+
+
+def volume_segmenter(*, jit: bool = False) -> Any:
+    """A one-level 3D U-Net on 30^3 volumes: ``ZeroPadding3D``,
+    ``AveragePooling3D``, ``SpatialDropout3D``, ``UpSampling3D``, a skip
+    ``Concatenate`` and ``Cropping3D`` back to the input's size."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((30, 30, 30, 1))
+    skip = L.Conv3D(16, 3, padding="same", activation="relu")(L.ZeroPadding3D(1)(inp))
+    x = L.Conv3D(32, 3, padding="same", activation="relu")(L.AveragePooling3D(2)(skip))
+    x = L.UpSampling3D(2)(L.SpatialDropout3D(0.2)(x))
+    x = L.Conv3D(16, 3, padding="same", activation="relu")(L.Concatenate()([x, skip]))
+    x = L.Conv3D(3, 1)(L.Cropping3D(1)(x))
+    name = "xla_volume_segmenter" if jit else "volume_segmenter"
+    model = keras.Model(inp, x, name=name)
+    if jit:
+        model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def xla_volume_segmenter() -> Any:
+    """``volume_segmenter`` with ``jit_compile=True``."""
+    return volume_segmenter(jit=True)
+
+
+def cell_stack_rnn() -> Any:
+    """One ``keras.layers.RNN`` over a list of cells, a ``GRUCell`` under a
+    ``SimpleRNNCell`` (Keras stacks them in one loop), over 100 steps."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((100, 24))
+    x = L.RNN([L.GRUCell(64), L.SimpleRNNCell(64)], return_sequences=True)(inp)
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(5)(x), name="cell_stack_rnn")
+
+
+def spatial_dropout_textcnn() -> Any:
+    """A 20,000-word text CNN over 400 tokens: ``SpatialDropout1D`` on the
+    embeddings, ``AveragePooling1D`` between two convolutions and
+    ``GlobalMaxPool1D``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((400,), dtype="int32")
+    x = L.SpatialDropout1D(0.3)(L.Embedding(20000, 96)(inp))
+    x = L.AveragePooling1D(2)(L.Conv1D(128, 5, activation="relu")(x))
+    x = L.GlobalMaxPool1D()(L.Conv1D(128, 5, activation="relu")(x))
+    return keras.Model(inp, L.Dense(4)(x), name="spatial_dropout_textcnn")
+
+
+def augment_crop_cnn() -> Any:
+    """Augmentation layers in the model (``RandomCrop`` 64 to 56,
+    ``RandomTranslation``, ``RandomContrast``, ``RandomBrightness``; they act
+    in training only) before a two-block ``AveragePooling2D`` CNN."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.RandomTranslation(0.1, 0.1)(L.RandomCrop(56, 56)(inp))
+    x = L.RandomBrightness(0.2, value_range=(0.0, 1.0))(L.RandomContrast(0.2)(x))
+    for width in (32, 64):
+        x = L.AveragePooling2D(2)(L.Conv2D(width, 3, padding="same", activation="relu")(x))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="augment_crop_cnn")
+
+
+def min_avg_tabular() -> Any:
+    """Three ELU branches of 512 on 64 features, merged by ``Minimum`` and
+    ``Average``, then ``GaussianDropout``: a tabular regressor."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64,))
+    branches = [L.Dense(512, activation="elu")(inp) for _ in range(3)]
+    x = L.Concatenate()([L.Minimum()(branches), L.Average()(branches)])
+    x = L.Dense(256, activation="relu")(L.GaussianDropout(0.1)(x))
+    return keras.Model(inp, L.Dense(1)(x), name="min_avg_tabular")
