@@ -170,13 +170,16 @@ def ensure_measured(
 
 def cached_elsewhere(
     cases: list[ZooCase], cpu: str, env: dict[str, str]
-) -> dict[str, dict[str, Any]] | None:
-    """Every case's cached record from ``cpu`` (None if one is missing)."""
+) -> dict[str, dict[str, Any]]:
+    """The cached records from ``cpu`` of those ``cases`` that have one.
+
+    Cases added to the zoo after that CPU was last available have none; they
+    are left out of its page by name rather than keeping the page from being
+    rewritten at all.
+    """
     cache = load_cache(VARIANTS_CACHE if env else CACHE)
     keys = {c.name: cache_key(c.name, env, cpu) for c in cases}
-    if any(k not in cache for k in keys.values()):
-        return None
-    return {name: cache[key] for name, key in keys.items()}
+    return {name: cache[key] for name, key in keys.items() if key in cache}
 
 
 #: The count of processes in the note ``measure`` writes.
@@ -614,9 +617,10 @@ def write_docs(
     env: dict[str, str] | None = None,
     as_cpu: tuple[str, list[str]] | None = None,
     left_out: list[str] | None = None,
+    left_out_why: str = "TF could not run them here",
 ) -> None:
     """The accuracy page; ``as_cpu`` is (the CPU whose ground truth it is, its flags),
-    ``left_out`` the cases asked for that TF could not run here."""
+    ``left_out`` the cases asked for that have no ground truth, for ``left_out_why``."""
     devices = sorted({m.get("device", "?") for m in measured.values()})
     notes = sorted(
         {
@@ -666,7 +670,7 @@ def write_docs(
             else []
         ),
         *(
-            [f"- Left out, TF could not run them here: {', '.join(f'`{n}`' for n in left_out)}"]
+            [f"- Left out, {left_out_why}: {', '.join(f'`{n}`' for n in left_out)}"]
             if left_out
             else []
         ),
@@ -774,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="CPU",
         help="score against this CPU model's cached ground truth instead of measuring here, "
         "estimating as on it (its vendor from its name unless --as-vendor says; needs "
-        "--as-flags; docs only with --docs)",
+        "--as-flags; docs only with --docs; cases it has no record of are left out and named)",
     )
     parser.add_argument(
         "--as-flags",
@@ -806,13 +810,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ground truth for {len(cases)} case(s) (cache: {cache_path.relative_to(ROOT)})")
     if args.as_cpu:
         measured = cached_elsewhere(cases, args.as_cpu, env)
-        if measured is None:
-            parser.error(f"not every case has ground truth from {args.as_cpu!r} in the cache")
+        if not measured:
+            parser.error(f"no case asked for has ground truth from {args.as_cpu!r} in the cache")
+        why = f"not measured on {args.as_cpu}"
     else:
         measured = ensure_measured(cases, args.runs, args.jobs, args.remeasure, env)
+        why = "TF could not run them here"
     unmeasured = [c.name for c in cases if c.name not in measured]
     if unmeasured:
-        print(f"left out, not measured here: {', '.join(unmeasured)}")
+        print(f"left out, {why}: {', '.join(unmeasured)}")
         cases = [c for c in cases if c.name in measured]
     if args.measure_only:
         estimates: dict[str, Any] = {}
@@ -834,7 +840,7 @@ def main(argv: list[str] | None = None) -> int:
             argv if argv is not None else sys.argv[1:]
         )
         as_cpu = (args.as_cpu, flags) if args.as_cpu and flags else None
-        write_docs(rows, command.strip(), measured, docs, env, as_cpu, unmeasured)
+        write_docs(rows, command.strip(), measured, docs, env, as_cpu, unmeasured, why)
         print(f"\nwrote {docs}")
     return 0
 
