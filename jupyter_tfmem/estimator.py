@@ -180,7 +180,7 @@ def estimate(
                     fp = _estimate_traced(*step_args, threads=threads, fixed=fixed is not None)
                 finally:
                     _BATCHES.reset(batches)
-        except (MemoryError, MetricUpdateError):
+        except (MemoryError, MetricUpdateError, OptimizerChoiceError):
             raise
         except Exception as err:
             step = "training" if training else "inference"
@@ -347,6 +347,9 @@ def _fresh_optimizer(optimizer: Any) -> Any:
     """A new, unbuilt optimizer with the same configuration (never the user's)."""
     import keras
 
+    multi = getattr(keras.optimizers, "MultiOptimizer", None)
+    if multi is not None and isinstance(optimizer, multi):
+        return _fresh_multi_optimizer(optimizer)
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         inner = _fresh_optimizer(optimizer.inner_optimizer)
         config = optimizer.get_config()
@@ -354,6 +357,42 @@ def _fresh_optimizer(optimizer: Any) -> Any:
         return keras.optimizers.LossScaleOptimizer(inner, **config)
     config = optimizer.get_config()
     return type(optimizer).from_config(config)
+
+
+class OptimizerChoiceError(TypeError):
+    """A ``MultiOptimizer``'s function gave a variable no optimizer (nor would ``fit``)."""
+
+
+def _fresh_multi_optimizer(optimizer: Any) -> Any:
+    """A ``MultiOptimizer`` that picks as the user's does, from fresh sub-optimizers.
+
+    One built on an ``OptimizerMap`` round-trips through its config.  One built
+    on a function cannot (Keras refuses to deserialize a lambda, and the
+    function returns the user's own optimizers, which the trace would build):
+    the copy asks the user's function which optimizer a variable gets and
+    hands out a fresh copy of that one.  The function sees the variables of
+    the estimator's copy of the model, with the same paths as the user's; one
+    that picks by object identity instead sends every variable the same way.
+    """
+    import keras
+
+    selector = getattr(optimizer, "_optimizer_map", None)
+    if selector is None or isinstance(selector, keras.optimizers.OptimizerMap):
+        return type(optimizer).from_config(optimizer.get_config())
+    copies: dict[int, tuple[Any, Any]] = {}
+
+    def pick(variable: Any) -> Any:
+        chosen = selector(variable)
+        if not isinstance(chosen, keras.optimizers.Optimizer):
+            raise OptimizerChoiceError(
+                f"the MultiOptimizer's function returned {type(chosen).__name__} for "
+                f"{getattr(variable, 'path', variable)!r}; it must return an optimizer"
+            )
+        if id(chosen) not in copies:  # the original is kept so that its id stays unique
+            copies[id(chosen)] = (chosen, _fresh_optimizer(chosen))
+        return copies[id(chosen)][1]
+
+    return type(optimizer)(pick, loss_scale_factor=optimizer.loss_scale_factor, name=optimizer.name)
 
 
 def _compiled_loss_weights(model: Any) -> Any:

@@ -160,6 +160,32 @@ def test_model_is_left_exactly_as_it_was():
     assert model.compiled
 
 
+def test_a_multi_optimizer_is_copied_whether_it_maps_by_pattern_or_by_function():
+    # Fine-tuning splits: Adam for the head, plain SGD (no state) for the rest.
+    # Adam keeps two slots per head weight and SGD none, so the state is
+    # twice the head's weights (and a few scalars: step counters, learning
+    # rates); the user's optimizers are never built.
+    model = small_cnn("split")
+    head = sum(int(np.prod(v.shape)) * 4 for v in model.get_layer("logits").weights)
+    opts = keras.optimizers
+    by_pattern = opts.MultiOptimizer(opts.OptimizerMap(opts.SGD(), {".*logits.*": opts.Adam()}))
+    picks = {"adam": opts.Adam(), "sgd": opts.SGD()}
+    by_function = opts.MultiOptimizer(
+        lambda v: picks["adam"] if "logits" in v.path else picks["sgd"]
+    )
+    for multi in (by_pattern, by_function):
+        fp = jt.estimate(model, 8, optimizer=multi, loss="sparse_categorical_crossentropy")
+        assert 2 * head <= fp.categories["optimizer_state"].bytes < 2 * head + 4096
+        assert not multi.built and not any(o.built for o in multi.optimizers)
+    assert not picks["adam"].built and not picks["sgd"].built
+
+
+def test_a_multi_optimizer_function_that_returns_no_optimizer_is_a_type_error():
+    bad = keras.optimizers.MultiOptimizer(lambda v: "adam")
+    with pytest.raises(TypeError, match="must return an optimizer"):
+        jt.estimate(small_cnn("bad_split"), 8, optimizer=bad, loss="mse")
+
+
 def test_uncompiled_model_stays_uncompiled():
     model = small_cnn("stays_plain")
     jt.estimate(model, 4)
