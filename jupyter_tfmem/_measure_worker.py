@@ -46,7 +46,11 @@ def _resolve_callable(path: str) -> Any:
 
 
 def _rebuild_from_file(
-    keras: Any, path: str, compile_saved: bool, precision: str | None = None
+    keras: Any,
+    path: str,
+    compile_saved: bool,
+    precision: str | None = None,
+    optimizer: dict[str, Any] | None = None,
 ) -> Any:
     """The saved model rebuilt from its config, its weights made by its initializers.
 
@@ -71,6 +75,10 @@ def _rebuild_from_file(
     with zipfile.ZipFile(path) as archive:
         config = json.loads(archive.read("config.json"))
     compile_config = config.pop("compile_config", None)
+    if optimizer is not None and compile_config is not None:
+        # The saved one cannot be loaded here (a MultiOptimizer's function);
+        # the parent sent the same choice as a config that can.
+        compile_config = {**compile_config, "optimizer": optimizer}
     if precision is not None:
         own = config.get("config") or {}
         config["config"] = {
@@ -119,7 +127,8 @@ def _load_model(keras: Any, spec: dict[str, Any], notes: list[str]) -> Any:
             keras.config.set_dtype_policy(policy)
         # The file was written by our own parent from the user's in-memory model,
         # so Lambda layers in it are the user's own code.
-        model = _rebuild_from_file(keras, source["path"], compile_saved, precision)
+        replaced = spec.get("optimizer") if source.get("replace_saved_optimizer") else None
+        model = _rebuild_from_file(keras, source["path"], compile_saved, precision, replaced)
         notes.append("rebuilt from its saved config with fresh weights (values change no memory)")
         if precision is not None:
             notes.append(f"layers rebuilt under dtype policy {precision!r}")

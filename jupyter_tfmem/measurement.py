@@ -174,19 +174,83 @@ def _check_common(batch_size: Any, runs: Any, timeout: Any) -> None:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
 
 
-def _serialize_optimizer(optimizer: Any) -> Any:
+def _serialize_optimizer(optimizer: Any, model: Any = None) -> Any:
     if optimizer is None or isinstance(optimizer, str):
         return optimizer
     if isinstance(optimizer, Mapping):
         return dict(optimizer)
     import keras
 
+    if _picks_by_function(optimizer):
+        return _multi_optimizer_as_map(optimizer, model)
     if isinstance(optimizer, keras.optimizers.Optimizer):
         return keras.optimizers.serialize(optimizer)
     raise TypeError(
         f"optimizer must be a name such as 'adam', a Keras optimizer or its config dict, "
         f"not {type(optimizer).__name__}"
     )
+
+
+def _picks_by_function(optimizer: Any) -> bool:
+    """Whether ``optimizer`` is a ``MultiOptimizer`` on a function, not an ``OptimizerMap``."""
+    import keras
+
+    multi = getattr(keras.optimizers, "MultiOptimizer", None)
+    if multi is None or not isinstance(optimizer, multi):
+        return False
+    return not isinstance(getattr(optimizer, "_optimizer_map", None), keras.optimizers.OptimizerMap)
+
+
+def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
+    """The config of a ``MultiOptimizer`` on an ``OptimizerMap`` that picks as ``optimizer``'s
+    function does for ``model``'s variables.
+
+    A function does not cross into the measuring process (Keras refuses to load
+    a lambda, and a function defined in a notebook cannot be imported there),
+    so it is asked here, once per trainable variable, and its answers are
+    written as one pattern per optimizer of the variables' exact paths.  The
+    user's optimizers are only read.
+    """
+    import re
+
+    import keras
+
+    if model is None or not getattr(model, "trainable_variables", None):
+        raise TypeError(
+            "a MultiOptimizer built on a function can only be measured with the model it "
+            "picks for (measure(model, ...)); build it on a keras.optimizers.OptimizerMap instead"
+        )
+    chosen: dict[int, tuple[Any, list[str]]] = {}
+    for variable in model.trainable_variables:
+        pick = optimizer._optimizer_map(variable)
+        if not isinstance(pick, keras.optimizers.Optimizer):
+            raise TypeError(
+                f"the MultiOptimizer's function returned {type(pick).__name__} for "
+                f"{variable.path!r}; it must return an optimizer"
+            )
+        chosen.setdefault(id(pick), (pick, []))[1].append(variable.path)
+    groups = sorted(chosen.values(), key=lambda group: -len(group[1]))
+    default, _ = groups[0]
+    patterns = {
+        "|".join(re.escape(path) for path in paths): keras.optimizers.serialize(pick)
+        for pick, paths in groups[1:]
+    }
+    return {
+        "module": "keras.optimizers",
+        "class_name": "MultiOptimizer",
+        "config": {
+            "optimizer_map": {
+                "module": "keras.optimizers",
+                "class_name": "OptimizerMap",
+                "config": {
+                    "default_optimizer": keras.optimizers.serialize(default),
+                    "optimizer_map": patterns,
+                },
+            },
+            "loss_scale_factor": optimizer.loss_scale_factor,
+            "name": optimizer.name,
+        },
+    }
 
 
 def _serialize_loss(loss: Any) -> Any:
@@ -359,6 +423,7 @@ def _base_spec(
     loss: Any,
     precision: str | None,
     device: str | None,
+    model: Any = None,
 ) -> dict[str, Any]:
     if precision is not None and not isinstance(precision, str):
         raise TypeError(
@@ -370,7 +435,7 @@ def _base_spec(
     return {
         "batch_size": batch_size,
         "training": bool(training),
-        "optimizer": _serialize_optimizer(optimizer) if training else None,
+        "optimizer": _serialize_optimizer(optimizer, model) if training else None,
         "loss": _serialize_loss(loss) if training else None,
         "precision": precision,
         "device": device,
@@ -469,7 +534,11 @@ def measure(
     shapes = _json_shapes(input_shapes)
     _check_model(model, shapes)
     stateful_batch(model, int(batch_size))
-    spec = _base_spec(batch_size, training, optimizer, loss, precision, device)
+    compiled_with = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
+    unloadable = training and _picks_by_function(compiled_with)
+    if unloadable and optimizer is None:
+        optimizer = compiled_with
+    spec = _base_spec(batch_size, training, optimizer, loss, precision, device, model)
     spec["imports"] = [str(m) for m in imports]
     spec["input_shapes"] = shapes
     spec["target_shapes"] = _json_shapes(target_shapes, "target")
@@ -481,6 +550,8 @@ def measure(
             "path": path,
             "compiled": bool(getattr(model, "compiled", False)),
             "policy": _policy_name(model),
+            # a saved MultiOptimizer's function cannot be loaded in the child
+            "replace_saved_optimizer": unloadable,
         }
         return _collect(spec, runs, timeout, env, workdir, calibrate)
 

@@ -779,3 +779,44 @@ def test_a_ctc_loss_gets_label_sequences_as_targets_in_estimate_and_measure():
     assert estimate(model, 16, training=False, target_shapes=[(30,)]).peak_bytes < fp.peak_bytes
     measured = measure(model, 16, target_shapes=[(30,)], runs=1)
     assert abs(fp.peak_bytes / measured.peak_bytes - 1) < 0.10
+
+
+def _split_by_function():
+    """Adam for the output layer, momentum SGD for the rest, chosen by a function."""
+    import keras
+
+    picks = {"adam": keras.optimizers.Adam(), "sgd": keras.optimizers.SGD(momentum=0.9)}
+
+    def pick(variable):
+        return picks["adam"] if variable.path.startswith("out/") else picks["sgd"]
+
+    return keras.optimizers.MultiOptimizer(pick), picks
+
+
+def test_a_multi_optimizers_function_is_sent_as_the_map_it_gives_the_models_variables():
+    import keras
+
+    from jupyter_tfmem.measurement import _serialize_optimizer
+
+    model = _tiny_model(compiled=False)
+    multi, picks = _split_by_function()
+    sent = keras.optimizers.deserialize(_serialize_optimizer(multi, model))
+    for variable in model.trainable_variables:
+        wanted = multi._optimizer_map(variable)
+        got = sent._optimizer_map(variable)
+        assert type(got) is type(wanted)
+        assert got.get_config() == wanted.get_config()
+    assert not any(opt.built for opt in picks.values())
+    with pytest.raises(TypeError, match="OptimizerMap"):
+        _serialize_optimizer(multi)  # measure_builder has no model to ask for
+
+
+def test_a_model_compiled_with_a_multi_optimizers_function_is_measured():
+    # Its saved compile config names a function the child cannot import.
+    model = _tiny_model(compiled=False)
+    multi, picks = _split_by_function()
+    model.compile(optimizer=multi, loss="mse")
+    result = measure(model, 8, runs=1)
+    assert result.peak_bytes > 0
+    assert any("MultiOptimizer" in note for note in result.notes)
+    assert not multi.built and not any(opt.built for opt in picks.values())
