@@ -235,6 +235,24 @@ def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
         "|".join(re.escape(path) for path in paths): keras.optimizers.serialize(pick)
         for pick, paths in groups[1:]
     }
+    return multi_optimizer_spec(
+        keras.optimizers.serialize(default),
+        patterns,
+        loss_scale_factor=optimizer.loss_scale_factor,
+        name=optimizer.name,
+    )
+
+
+def multi_optimizer_spec(
+    default: Mapping[str, Any], patterns: Mapping[str, Mapping[str, Any]], **config: Any
+) -> dict[str, Any]:
+    """A ``MultiOptimizer`` on an ``OptimizerMap`` as a config ``keras.optimizers.get`` loads.
+
+    Each optimizer is a config too (``{"module", "class_name", "config"}``); the
+    ``module`` keys are what lets Keras find ``OptimizerMap``, which it does
+    not register by name.  ``patterns`` maps variable-path patterns to the
+    optimizer their variables get; the others get ``default``.
+    """
     return {
         "module": "keras.optimizers",
         "class_name": "MultiOptimizer",
@@ -242,13 +260,9 @@ def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
             "optimizer_map": {
                 "module": "keras.optimizers",
                 "class_name": "OptimizerMap",
-                "config": {
-                    "default_optimizer": keras.optimizers.serialize(default),
-                    "optimizer_map": patterns,
-                },
+                "config": {"default_optimizer": dict(default), "optimizer_map": dict(patterns)},
             },
-            "loss_scale_factor": optimizer.loss_scale_factor,
-            "name": optimizer.name,
+            **config,
         },
     }
 

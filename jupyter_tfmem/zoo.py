@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import zoo_heldout
+from .measurement import multi_optimizer_spec
 
 __all__ = ["CASES", "ZooCase", "case_names", "get_case"]
 
@@ -3515,26 +3516,10 @@ _CASE_LIST += (
 #: Session 60's held-out round: per-variable optimizers (``MultiOptimizer``),
 #: the fine-tuning split users write: momentum SGD for the convolutions, Adam
 #: for the head.
-_FINETUNE_SPLIT: dict[str, Any] = {
-    "module": "keras.optimizers",
-    "class_name": "MultiOptimizer",
-    "config": {
-        "optimizer_map": {
-            "module": "keras.optimizers",
-            "class_name": "OptimizerMap",
-            "config": {
-                "default_optimizer": {
-                    "module": "keras.optimizers",
-                    "class_name": "SGD",
-                    "config": {"momentum": 0.9},
-                },
-                "optimizer_map": {
-                    ".*dense.*": {"module": "keras.optimizers", "class_name": "Adam", "config": {}}
-                },
-            },
-        }
-    },
-}
+_FINETUNE_SPLIT = multi_optimizer_spec(
+    {"module": "keras.optimizers", "class_name": "SGD", "config": {"momentum": 0.9}},
+    {".*dense.*": {"module": "keras.optimizers", "class_name": "Adam", "config": {}}},
+)
 
 # Session 60: adaptive pooling, tied input and output embeddings, an STFT
 # front-end, a 3D U-Net (also under XLA), a list of RNN cells in one loop,

@@ -370,6 +370,38 @@ the last activation is computed, TF's profile runs the regularizer's
 model gives that thread the ``Abs`` gradient's ``Sign`` first (the graph's
 order), so the ``Abs`` waits and its 8 MiB output lives into the backward
 pass.
+
+Session 60 wrote nine more, eighteen cases, from layers and settings no
+earlier round had, and estimated them with session 59's final code (6661da0)
+before any change, against 3 fresh runs each on the Intel Xeon (7 where they
+spread over 5%): median |error| 8.4%, worst 33.9%, 7 over 15%, where the
+zoo's other 363 cases on that CPU give 1.6% and 15.  ``AdaptiveAveragePooling2D``
+after ELU convolutions +8.4% (Adam), +8.4% under a ``MultiOptimizer``
+(momentum SGD for the convolutions, Adam for the head) and -0.0% (inference
+at 128); a causal LM whose logits reuse its ``ReversibleEmbedding`` +20.0%
+(AdamW) and +16.7% (``mixed_bfloat16``); an ``STFTSpectrogram`` before two
+GRUs -10.0% (RMSprop) and +23.4% (inference at 64); a 3D U-Net with
+``ZeroPadding3D``, ``AveragePooling3D``, ``SpatialDropout3D``,
+``UpSampling3D`` and ``Cropping3D`` +24.8% (batch 4), +33.9% (batch 8) and
++0.0% with ``jit_compile``; ``RNN([GRUCell, SimpleRNNCell])`` -5.1% (Nadam)
+and -21.9% (inference at 128); a ``SpatialDropout1D`` text CNN +23.6%
+(Adamax) and +1.9% (``mixed_float16``); in-model ``RandomCrop``,
+``RandomTranslation``, ``RandomContrast`` and ``RandomBrightness`` -0.0%
+and -0.0% (inference); ``Minimum`` and ``Average`` merges with
+``GaussianDropout`` -2.4% and -0.5% (at 2048).  The misses are the races the
+zoo's worst cases have (docs/engine.md): the LM's clipped loss holds its
+clip, the clip's minimum and the log (46.9 MiB each) at once in the replay,
+two of them in TF; in the U-Net and the text CNN a convolution's filter
+gradient ends after its input gradient in the replay and before it in TF's
+unprofiled runs (a profiled run of the text CNN peaked at 92.4 MiB with the
+replay's order, another at 79.9 with TF's usual one); the STFT's two
+convolutions and transposes are all alive at once in a profiled TF run
+(10.48 MiB, the estimate 10.57) but not in the unprofiled ones (8.6); and
+the stacked cells' output lands in a 6 MiB chunk in TF, a 3.1 MiB one in the
+replay.  Writing the round also found that a ``MultiOptimizer`` built on a
+function (rather than an ``OptimizerMap``) could be neither estimated nor
+measured: Keras refuses to load the function back.  Both now ask it which
+optimizer each variable gets.
 """
 
 from __future__ import annotations
