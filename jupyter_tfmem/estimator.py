@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 import weakref
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 from .engine.folding import is_folded
@@ -392,7 +392,12 @@ def _fresh_multi_optimizer(optimizer: Any) -> Any:
             copies[id(chosen)] = (chosen, _fresh_optimizer(chosen))
         return copies[id(chosen)][1]
 
+    setattr(pick, _PICKS_BY_FUNCTION, True)
     return type(optimizer)(pick, loss_scale_factor=optimizer.loss_scale_factor, name=optimizer.name)
+
+
+#: Marks the function of a ``MultiOptimizer`` copied by ``_fresh_multi_optimizer``.
+_PICKS_BY_FUNCTION = "_tfmem_picks_by_function"
 
 
 def _compiled_loss_weights(model: Any) -> Any:
@@ -1341,10 +1346,18 @@ def _mean_parts(parts):
 _XLA_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _optimizer_key(opt: Any) -> tuple[str, str]:
-    """What identifies an optimizer's configuration across estimates (its name aside)."""
+def _optimizer_key(opt: Any, variables: Sequence[Any] = ()) -> tuple[str, str]:
+    """What identifies an optimizer's configuration across estimates (its name aside).
+
+    A ``MultiOptimizer`` built on a function has no configuration that tells
+    two functions apart, so its key is what it picks for each of ``variables``.
+    """
     import json
 
+    pick = getattr(opt, "_optimizer_map", None)
+    if pick is not None and getattr(pick, _PICKS_BY_FUNCTION, False):
+        picks = [(v.path, _optimizer_key(pick(v))) for v in variables]
+        return type(opt).__name__, json.dumps(picks)
     config = {k: v for k, v in opt.get_config().items() if k != "name"}
     return type(opt).__name__, json.dumps(config, sort_keys=True, default=str)
 
@@ -1354,7 +1367,7 @@ def _xla_step_key(model, training, x_specs, y_specs, loss_fn, opt) -> tuple:
 
     return (
         training,
-        None if opt is None else _optimizer_key(opt),
+        None if opt is None else _optimizer_key(opt, model.trainable_variables),
         getattr(loss_fn, "key", None) or repr(loss_fn),
         str(x_specs),
         str(y_specs),
@@ -1541,7 +1554,7 @@ def _tracing_optimizer(model: Any, fresh: Any) -> Any:
     selectors, a loop) reuse the optimizer they built the first time.
     """
     variables = list(model.trainable_variables)
-    key = (*_optimizer_key(fresh), tuple(id(v) for v in variables))
+    key = (*_optimizer_key(fresh, variables), tuple(id(v) for v in variables))
     try:
         per_model = _TRACING_OPTIMIZERS.setdefault(model, {})
     except TypeError:  # a model that cannot be weakly referenced
@@ -2187,24 +2200,43 @@ def _variable_owners(model: Any, opt: Any) -> tuple[dict[int, int], dict[int, st
             category[id(var)] = "parameters"
     if opt is None:
         return owner, category
-    trainable = list(model.trainable_variables)
-    by_index = {}
-    for value in vars(opt).values():
-        if (
-            isinstance(value, list)
-            and len(value) == len(trainable)
-            and value
-            and all(hasattr(v, "shape") and hasattr(v, "assign") for v in value if v is not None)
-        ):
-            for j, slot in enumerate(value):
-                if slot is not None:
-                    by_index[id(slot)] = j
+    trained_by = _slots_of(opt, list(model.trainable_variables))
     for var in opt.variables:
         category[id(var)] = "optimizer_state"
-        j = by_index.get(id(var))
-        if j is not None:
-            owner[id(var)] = owner.get(id(trainable[j]), -1)
+        trained = trained_by.get(id(var))
+        if trained is not None:
+            owner[id(var)] = owner.get(id(trained), -1)
     return owner, category
+
+
+def _slots_of(opt: Any, trainable: list[Any]) -> dict[int, Any]:
+    """Each slot variable of ``opt`` (by id) and the variable it is kept for.
+
+    A Keras optimizer keeps each kind of slot as a list in the order of the
+    variables it trains.  A ``LossScaleOptimizer`` keeps its slots in its
+    inner optimizer, and a ``MultiOptimizer`` in each of its optimizers, each
+    for its own share of the variables: looking at the wrapper alone put
+    every slot of a ``mixed_float16`` model in the table's "other" row.
+    """
+    inner = [getattr(opt, "inner_optimizer", None), *(getattr(opt, "optimizers", None) or ())]
+    out: dict[int, Any] = {}
+    for sub in inner:
+        if sub is not None and sub is not opt:
+            out.update(_slots_of(sub, list(getattr(sub, "_trainable_variables", None) or [])))
+    own = list(getattr(opt, "_trainable_variables", None) or trainable)
+    for key, value in vars(opt).items():
+        if (
+            key != "_variables"  # its own counters and rates, and every slot
+            and isinstance(value, list)
+            and len(value) == len(own)
+            and value
+            and all(hasattr(v, "shape") and hasattr(v, "assign") for v in value if v is not None)
+            and not any(v is w for v, w in zip(value, own, strict=True))
+        ):
+            for slot, trained in zip(value, own, strict=True):
+                if slot is not None:
+                    out[id(slot)] = trained
+    return out
 
 
 def _layer_info(model: Any, layers: list[Any]) -> list[LayerInfo]:

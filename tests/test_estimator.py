@@ -176,8 +176,37 @@ def test_a_multi_optimizer_is_copied_whether_it_maps_by_pattern_or_by_function()
     for multi in (by_pattern, by_function):
         fp = jt.estimate(model, 8, optimizer=multi, loss="sparse_categorical_crossentropy")
         assert 2 * head <= fp.categories["optimizer_state"].bytes < 2 * head + 4096
+        rows = {row.name: row.bytes.get("optimizer_state", 0) for row in fp.layers}
+        assert rows["logits"] == 2 * head and rows["conv"] == 0
         assert not multi.built and not any(o.built for o in multi.optimizers)
     assert not picks["adam"].built and not picks["sgd"].built
+
+
+def test_a_loss_scaled_optimizers_slots_are_in_the_rows_of_their_layers():
+    # Under mixed_float16 the slots live in the LossScaleOptimizer's inner
+    # optimizer; the table once put them all in its "other" row.
+    model = small_cnn("scaled")
+    fp = jt.estimate(model, 8, optimizer="adam", loss="mse", precision="mixed_float16")
+    rows = {row.name: row.bytes.get("optimizer_state", 0) for row in fp.layers}
+    for name in ("conv", "logits"):
+        weights = sum(int(np.prod(v.shape)) * 4 for v in model.get_layer(name).weights)
+        assert rows[name] == 2 * weights
+
+
+def test_two_multi_optimizer_functions_on_one_model_are_not_taken_for_each_other():
+    # Built tracing optimizers are reused per model and configuration; two
+    # functions have the same configuration and must still be told apart.
+    model = small_cnn("two_splits")
+    opts = keras.optimizers
+    rows = []
+    for layer in ("logits", "conv"):
+        split = opts.MultiOptimizer(
+            lambda v, layer=layer: opts.Adam() if v.path.startswith(f"{layer}/") else opts.SGD()
+        )
+        fp = jt.estimate(model, 8, optimizer=split, loss="sparse_categorical_crossentropy")
+        rows.append({row.name: row.bytes.get("optimizer_state", 0) for row in fp.layers})
+    assert rows[0]["logits"] > 0 and rows[0]["conv"] == 0
+    assert rows[1]["conv"] > 0 and rows[1]["logits"] == 0
 
 
 def test_a_multi_optimizer_function_that_returns_no_optimizer_is_a_type_error():
