@@ -23,6 +23,7 @@ from .engine.folding import is_folded
 from .engine.loops import enter_frame_of, exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
+from .multi_optimizers import OptimizerChoiceError, chosen_for, picks_by_function
 from .overhead import DEFAULT_OVERHEAD
 from .shapes import label_targets, normalize_shapes, require_target_shapes
 
@@ -347,8 +348,7 @@ def _fresh_optimizer(optimizer: Any) -> Any:
     """A new, unbuilt optimizer with the same configuration (never the user's)."""
     import keras
 
-    multi = getattr(keras.optimizers, "MultiOptimizer", None)
-    if multi is not None and isinstance(optimizer, multi):
+    if picks_by_function(optimizer):
         return _fresh_multi_optimizer(optimizer)
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         inner = _fresh_optimizer(optimizer.inner_optimizer)
@@ -359,45 +359,26 @@ def _fresh_optimizer(optimizer: Any) -> Any:
     return type(optimizer).from_config(config)
 
 
-class OptimizerChoiceError(TypeError):
-    """A ``MultiOptimizer``'s function gave a variable no optimizer (nor would ``fit``)."""
-
-
 def _fresh_multi_optimizer(optimizer: Any) -> Any:
-    """A ``MultiOptimizer`` that picks as the user's does, from fresh sub-optimizers.
+    """A ``MultiOptimizer`` on a function that picks as the user's does, from fresh copies.
 
-    One built on an ``OptimizerMap`` round-trips through its config.  One built
-    on a function cannot (Keras refuses to deserialize a lambda, and the
-    function returns the user's own optimizers, which the trace would build):
-    the copy asks the user's function which optimizer a variable gets and
-    hands out a fresh copy of that one.  The function sees the variables of
-    the estimator's copy of the model, with the same paths as the user's; one
-    that picks by object identity instead sends every variable the same way.
+    Its config cannot be loaded back (``multi_optimizers``), and the function
+    returns the user's own optimizers, which the trace would build: the copy
+    asks the user's function which optimizer a variable gets and hands out a
+    fresh copy of that one.  The function sees the variables of the model the
+    estimate traces, with the same paths as the user's; under ``precision=``
+    that is a copy, and a function that picks by object identity sends every
+    variable the same way.
     """
-    import keras
-
-    selector = getattr(optimizer, "_optimizer_map", None)
-    if selector is None or isinstance(selector, keras.optimizers.OptimizerMap):
-        return type(optimizer).from_config(optimizer.get_config())
     copies: dict[int, tuple[Any, Any]] = {}
 
     def pick(variable: Any) -> Any:
-        chosen = selector(variable)
-        if not isinstance(chosen, keras.optimizers.Optimizer):
-            raise OptimizerChoiceError(
-                f"the MultiOptimizer's function returned {type(chosen).__name__} for "
-                f"{getattr(variable, 'path', variable)!r}; it must return an optimizer"
-            )
+        chosen = chosen_for(optimizer, variable)
         if id(chosen) not in copies:  # the original is kept so that its id stays unique
             copies[id(chosen)] = (chosen, _fresh_optimizer(chosen))
         return copies[id(chosen)][1]
 
-    setattr(pick, _PICKS_BY_FUNCTION, True)
     return type(optimizer)(pick, loss_scale_factor=optimizer.loss_scale_factor, name=optimizer.name)
-
-
-#: Marks the function of a ``MultiOptimizer`` copied by ``_fresh_multi_optimizer``.
-_PICKS_BY_FUNCTION = "_tfmem_picks_by_function"
 
 
 def _compiled_loss_weights(model: Any) -> Any:
@@ -1354,9 +1335,8 @@ def _optimizer_key(opt: Any, variables: Sequence[Any] = ()) -> tuple[str, str]:
     """
     import json
 
-    pick = getattr(opt, "_optimizer_map", None)
-    if pick is not None and getattr(pick, _PICKS_BY_FUNCTION, False):
-        picks = [(v.path, _optimizer_key(pick(v))) for v in variables]
+    if picks_by_function(opt):
+        picks = [(v.path, _optimizer_key(chosen_for(opt, v))) for v in variables]
         return type(opt).__name__, json.dumps(picks)
     config = {k: v for k, v in opt.get_config().items() if k != "name"}
     return type(opt).__name__, json.dumps(config, sort_keys=True, default=str)

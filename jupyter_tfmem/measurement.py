@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .multi_optimizers import chosen_for, multi_optimizer_spec, picks_by_function
 from .shapes import normalize_shapes, stateful_batch
 
 __all__ = [
@@ -181,7 +182,7 @@ def _serialize_optimizer(optimizer: Any, model: Any = None) -> Any:
         return dict(optimizer)
     import keras
 
-    if _picks_by_function(optimizer):
+    if picks_by_function(optimizer):
         return _multi_optimizer_as_map(optimizer, model)
     if isinstance(optimizer, keras.optimizers.Optimizer):
         return keras.optimizers.serialize(optimizer)
@@ -189,16 +190,6 @@ def _serialize_optimizer(optimizer: Any, model: Any = None) -> Any:
         f"optimizer must be a name such as 'adam', a Keras optimizer or its config dict, "
         f"not {type(optimizer).__name__}"
     )
-
-
-def _picks_by_function(optimizer: Any) -> bool:
-    """Whether ``optimizer`` is a ``MultiOptimizer`` on a function, not an ``OptimizerMap``."""
-    import keras
-
-    multi = getattr(keras.optimizers, "MultiOptimizer", None)
-    if multi is None or not isinstance(optimizer, multi):
-        return False
-    return not isinstance(getattr(optimizer, "_optimizer_map", None), keras.optimizers.OptimizerMap)
 
 
 def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
@@ -222,12 +213,7 @@ def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
         )
     chosen: dict[int, tuple[Any, list[str]]] = {}
     for variable in model.trainable_variables:
-        pick = optimizer._optimizer_map(variable)
-        if not isinstance(pick, keras.optimizers.Optimizer):
-            raise TypeError(
-                f"the MultiOptimizer's function returned {type(pick).__name__} for "
-                f"{variable.path!r}; it must return an optimizer"
-            )
+        pick = chosen_for(optimizer, variable)
         chosen.setdefault(id(pick), (pick, []))[1].append(variable.path)
     groups = sorted(chosen.values(), key=lambda group: -len(group[1]))
     default, _ = groups[0]
@@ -241,30 +227,6 @@ def _multi_optimizer_as_map(optimizer: Any, model: Any) -> dict[str, Any]:
         loss_scale_factor=optimizer.loss_scale_factor,
         name=optimizer.name,
     )
-
-
-def multi_optimizer_spec(
-    default: Mapping[str, Any], patterns: Mapping[str, Mapping[str, Any]], **config: Any
-) -> dict[str, Any]:
-    """A ``MultiOptimizer`` on an ``OptimizerMap`` as a config ``keras.optimizers.get`` loads.
-
-    Each optimizer is a config too (``{"module", "class_name", "config"}``); the
-    ``module`` keys are what lets Keras find ``OptimizerMap``, which it does
-    not register by name.  ``patterns`` maps variable-path patterns to the
-    optimizer their variables get; the others get ``default``.
-    """
-    return {
-        "module": "keras.optimizers",
-        "class_name": "MultiOptimizer",
-        "config": {
-            "optimizer_map": {
-                "module": "keras.optimizers",
-                "class_name": "OptimizerMap",
-                "config": {"default_optimizer": dict(default), "optimizer_map": dict(patterns)},
-            },
-            **config,
-        },
-    }
 
 
 def _serialize_loss(loss: Any) -> Any:
@@ -549,7 +511,7 @@ def measure(
     _check_model(model, shapes)
     stateful_batch(model, int(batch_size))
     compiled_with = getattr(model, "optimizer", None) if getattr(model, "compiled", False) else None
-    unloadable = training and _picks_by_function(compiled_with)
+    unloadable = training and picks_by_function(compiled_with)
     if unloadable and optimizer is None:
         optimizer = compiled_with
     spec = _base_spec(batch_size, training, optimizer, loss, precision, device, model)

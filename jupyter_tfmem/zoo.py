@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import zoo_heldout
-from .measurement import multi_optimizer_spec
+from .multi_optimizers import multi_optimizer_spec
 
 __all__ = ["CASES", "ZooCase", "case_names", "get_case"]
 
