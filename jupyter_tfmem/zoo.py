@@ -3660,6 +3660,134 @@ _CASE_LIST += (
 )
 
 
+# Session 61: adaptive max pooling (1D, 3D), HashedCrossing and Normalization,
+# GlobalMaxPooling3D and Identity, colour and geometric augmentation (also in a
+# Pipeline), an unrolled LSTM and a reset_after=False GRU, 2D attention axes,
+# bilinear upsampling, pure bfloat16 training; Lamb, Ftrl, Adam's weight decay,
+# clipvalue; Huber, Poisson, categorical and squared hinge, log-cosh, cosine
+# similarity and Dice losses.
+_CASE_LIST += (
+    ZooCase(
+        "adaptive_max_audio_lamb",
+        zoo_heldout.adaptive_max_audio,
+        32,
+        True,
+        {"class_name": "Lamb", "config": {}},
+        "huber",
+        (((16000, 1), "float32"),),
+        "strided Conv1D on 16,000 samples, AdaptiveMaxPooling1D to 16 steps, batch 32, Lamb, Huber",
+    ),
+    ZooCase(
+        "crossed_tabular_ftrl",
+        zoo_heldout.crossed_tabular,
+        1024,
+        True,
+        "ftrl",
+        "poisson",
+        (((24,), "float32"), ((1,), "int32"), ((1,), "int32")),
+        "Normalization and a HashedCrossing of two ids into 4,096 embedded bins, batch 1024, "
+        "Ftrl, Poisson",
+    ),
+    ZooCase(
+        "pooled_volume_net_adamwd",
+        zoo_heldout.pooled_volume_net,
+        8,
+        True,
+        {"class_name": "Adam", "config": {"weight_decay": 0.004}},
+        "categorical_hinge",
+        (((24, 24, 24, 2), "float32"),),
+        "Conv3D on 24^3 volumes, AdaptiveMaxPooling3D and GlobalMaxPooling3D, batch 8, "
+        "Adam with weight decay, categorical hinge",
+    ),
+    ZooCase(
+        "color_jitter_cnn_sgdclip",
+        zoo_heldout.color_jitter_cnn,
+        32,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "clipvalue": 0.5}},
+        "sparse_categorical_crossentropy",
+        (((48, 48, 3), "float32"),),
+        "RandomHue, RandomSaturation, RandomGrayscale, RandomGaussianBlur, RandomErasing, CNN, "
+        "batch 32, SGD momentum with clipvalue",
+    ),
+    ZooCase(
+        "shear_pipeline_cnn_adadelta",
+        zoo_heldout.shear_pipeline_cnn,
+        32,
+        True,
+        "adadelta",
+        "squared_hinge",
+        (((64, 64, 3), "float32"),),
+        "Pipeline of RandomShear, RandomPerspective, Solarization, strided CNN, batch 32, "
+        "Adadelta, squared hinge",
+    ),
+    ZooCase(
+        "unrolled_recurrent_nadam",
+        zoo_heldout.unrolled_recurrent,
+        64,
+        True,
+        "nadam",
+        "log_cosh",
+        (((24, 16), "float32"),),
+        "LSTM(128, unroll=True) over 24 steps, backward GRU(reset_after=False), batch 64, "
+        "Nadam, log-cosh",
+    ),
+    ZooCase(
+        "grid_attention_adafactor",
+        zoo_heldout.grid_attention,
+        16,
+        True,
+        "adafactor",
+        "cosine_similarity",
+        (((16, 16, 24), "float32"),),
+        "MultiHeadAttention over both axes of a 16x16 grid, two blocks, batch 16, Adafactor, "
+        "cosine similarity",
+    ),
+    ZooCase(
+        "dice_segmenter_lion",
+        zoo_heldout.dice_segmenter,
+        16,
+        True,
+        "lion",
+        "dice",
+        (((96, 96, 3), "float32"),),
+        "SeparableConv2D encoder, bilinear UpSampling2D, sigmoid mask at 96x96, batch 16, Lion, "
+        "Dice",
+    ),
+    ZooCase(
+        "dice_segmenter_mixed16_lion",
+        zoo_heldout.dice_segmenter,
+        16,
+        True,
+        "lion",
+        "dice",
+        (((96, 96, 3), "float32"),),
+        "the Dice segmenter under mixed_float16 (loss scaling), batch 16, Lion",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "bf16_conv_classifier_sgd",
+        zoo_heldout.bf16_conv_classifier,
+        64,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "BatchNorm CNN in pure bfloat16 at 64x64, batch 64, SGD",
+        precision="bfloat16",
+    ),
+)
+_CASE_LIST += (
+    _variant("adaptive_max_audio_lamb", 128, infer=True),
+    _variant("crossed_tabular_ftrl", 4096),
+    _variant("pooled_volume_net_adamwd", 32, infer=True),
+    _variant("color_jitter_cnn_sgdclip", 96),
+    _variant("shear_pipeline_cnn_adadelta", 64, infer=True),
+    _variant("unrolled_recurrent_nadam", 256),
+    _variant("grid_attention_adafactor", 64, infer=True),
+    _variant("bf16_conv_classifier_sgd", 256, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

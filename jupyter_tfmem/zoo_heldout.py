@@ -3276,3 +3276,154 @@ def min_avg_tabular() -> Any:
     x = L.Concatenate()([L.Minimum()(branches), L.Average()(branches)])
     x = L.Dense(256, activation="relu")(L.GaussianDropout(0.1)(x))
     return keras.Model(inp, L.Dense(1)(x), name="min_avg_tabular")
+
+
+# --------------------------------------------------------------------------
+# Session 61 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def adaptive_max_audio() -> Any:
+    """Strided ``Conv1D`` over 16,000 raw samples pooled to 16 steps by
+    ``AdaptiveMaxPooling1D``: a keyword spotter whose pooling window depends
+    on the input's length."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((16000, 1))
+    x = inp
+    for width, stride in ((32, 4), (64, 4), (96, 2)):
+        x = L.Conv1D(width, 9, strides=stride, padding="same", activation="swish")(x)
+    x = L.Flatten()(L.AdaptiveMaxPooling1D(16)(x))
+    return keras.Model(inp, L.Dense(12)(x), name="adaptive_max_audio")
+
+
+def crossed_tabular() -> Any:
+    """Click-rate regressor: 24 ``Normalization``-scaled features and two id
+    columns crossed by ``HashedCrossing`` into 4,096 bins, each embedded,
+    then a softplus rate (trained with a Poisson loss)."""
+    keras = _keras()
+    L = keras.layers
+    dense = keras.Input((24,), name="features")
+    a = keras.Input((1,), dtype="int32", name="site")
+    b = keras.Input((1,), dtype="int32", name="device")
+    crossed = L.HashedCrossing(4096)((a, b))
+    x = L.Concatenate()(
+        [
+            L.Normalization(mean=0.5, variance=0.08)(dense),
+            L.Flatten()(L.Embedding(4096, 32)(crossed)),
+            L.Flatten()(L.Embedding(1000, 16)(a)),
+        ]
+    )
+    x = L.Dense(256, activation="relu")(x)
+    x = L.Dense(128, activation="relu")(x)
+    return keras.Model([dense, a, b], L.Dense(1, activation="softplus")(x), name="crossed_tabular")
+
+
+def pooled_volume_net() -> Any:
+    """Two ``Conv3D`` stages on 24^3 two-channel volumes, one branch pooled
+    to 3^3 by ``AdaptiveMaxPooling3D``, the other by ``GlobalMaxPooling3D``,
+    and ``Identity`` before the softmax."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((24, 24, 24, 2))
+    x = L.Conv3D(24, 3, padding="same", activation="relu")(inp)
+    x = L.Conv3D(48, 3, strides=2, padding="same", activation="relu")(x)
+    a = L.Flatten()(L.AdaptiveMaxPooling3D((3, 3, 3))(x))
+    b = L.GlobalMaxPooling3D()(x)
+    x = L.Identity()(L.Concatenate()([a, b]))
+    return keras.Model(inp, L.Dense(6, activation="softmax")(x), name="pooled_volume_net")
+
+
+def color_jitter_cnn() -> Any:
+    """In-model colour augmentation on 48x48 RGB in [0, 1] (``RandomHue``,
+    ``RandomSaturation``, ``RandomGrayscale``, ``RandomGaussianBlur``,
+    ``RandomErasing``; training only) before a three-block CNN."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 3))
+    x = L.RandomSaturation(0.3, value_range=(0, 1))(L.RandomHue(0.1, value_range=(0, 1))(inp))
+    x = L.RandomGaussianBlur(0.5, kernel_size=3, value_range=(0, 1))(L.RandomGrayscale(0.2)(x))
+    x = L.RandomErasing(0.5, value_range=(0, 1))(x)
+    for width in (32, 64, 96):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="color_jitter_cnn")
+
+
+def shear_pipeline_cnn() -> Any:
+    """A ``Pipeline`` of ``RandomShear``, ``RandomPerspective`` and
+    ``Solarization`` on 64x64 RGB, then strided convolutions and
+    ``GlobalMaxPooling2D`` to 8 squared-hinge scores."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.Pipeline(
+        [
+            L.RandomShear(0.2, 0.2),
+            L.RandomPerspective(0.5, scale=0.3),
+            L.Solarization(addition_factor=0.1, value_range=(0, 1)),
+        ]
+    )(inp)
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.GlobalMaxPooling2D()(x)
+    return keras.Model(inp, L.Dense(8, activation="tanh")(x), name="shear_pipeline_cnn")
+
+
+def unrolled_recurrent() -> Any:
+    """An ``LSTM(unroll=True)`` over 24 steps (24 copies of the cell in the
+    graph, no loop) under a backward ``GRU(reset_after=False)``: a
+    forecaster trained with log-cosh."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((24, 16))
+    x = L.LSTM(128, return_sequences=True, unroll=True)(inp)
+    x = L.GRU(64, reset_after=False, go_backwards=True)(x)
+    return keras.Model(inp, L.Dense(4)(x), name="unrolled_recurrent")
+
+
+def grid_attention() -> Any:
+    """``MultiHeadAttention(attention_axes=(1, 2))`` over a 16x16 grid of
+    64-wide features (each position attends to all 256), twice, with
+    residuals: an embedding head trained with cosine similarity."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((16, 16, 24))
+    x = L.Dense(64)(inp)
+    for _ in range(2):
+        h = L.LayerNormalization()(x)
+        x = L.Add()([x, L.MultiHeadAttention(4, 16, attention_axes=(1, 2))(h, h)])
+        x = L.Add()([x, L.Dense(64)(L.Dense(128, activation="gelu")(x))])
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(32)(x), name="grid_attention")
+
+
+def dice_segmenter() -> Any:
+    """``SeparableConv2D`` encoder on 96x96 RGB, bilinear ``UpSampling2D``
+    back to full size and a sigmoid mask (trained with the Dice loss)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((96, 96, 3))
+    x = L.Conv2D(24, 3, padding="same", activation="relu")(inp)
+    skip = x
+    x = L.SeparableConv2D(48, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.SeparableConv2D(96, 3, strides=2, padding="same", activation="relu")(x)
+    x = L.UpSampling2D(4, interpolation="bilinear")(x)
+    x = L.SeparableConv2D(24, 3, padding="same", activation="relu")(L.Concatenate()([x, skip]))
+    return keras.Model(inp, L.Conv2D(1, 1, activation="sigmoid")(x), name="dice_segmenter")
+
+
+def bf16_conv_classifier() -> Any:
+    """A four-block BatchNorm CNN on 64x64 RGB meant to run in pure
+    ``bfloat16`` (variables and activations): the case sets the policy."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = inp
+    for width in (32, 64, 128, 128):
+        x = L.Conv2D(width, 3, padding="same", use_bias=False)(x)
+        x = L.ReLU()(L.BatchNormalization()(x))
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="bf16_conv_classifier")
