@@ -27,6 +27,7 @@ import traceback
 from typing import Any
 
 from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, until_applied, warm_up
+from jupyter_tfmem.optimizer_configs import optimizer_from_config
 from jupyter_tfmem.shapes import label_targets, normalize_shapes, require_target_shapes
 
 #: Integer inputs without an Embedding to bound them get tokens in [0, this).
@@ -157,7 +158,7 @@ def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> 
         # weights, jit_compile); only the overridden parts change.
         config = keras.saving.deserialize_keras_object(model.get_compile_config() or {})
         if optimizer is not None:
-            config["optimizer"] = keras.optimizers.get(optimizer)
+            config["optimizer"] = optimizer_from_config(optimizer)
             notes.append("optimizer overridden; rest of the model's compile config kept")
         if loss is not None:
             config["loss"] = _deserialize_loss(keras, loss)
@@ -168,7 +169,7 @@ def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> 
         optimizer = DEFAULT_OPTIMIZER
         notes.append(f"no optimizer given and model not compiled: used {DEFAULT_OPTIMIZER!r}")
     elif isinstance(optimizer, dict):
-        optimizer = keras.optimizers.get(optimizer)
+        optimizer = optimizer_from_config(optimizer)
     if loss is None:
         loss = DEFAULT_LOSS
         notes.append(f"no loss given and model not compiled: used {DEFAULT_LOSS!r} per output")

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import zoo_heldout
 from .multi_optimizers import multi_optimizer_spec
+from .optimizer_configs import optimizer_from_config
 
 __all__ = ["CASES", "ZooCase", "case_names", "get_case"]
 
@@ -59,12 +60,7 @@ class ZooCase:
         """A new Keras optimizer instance for this case (``None`` for inference)."""
         if self.optimizer is None:
             return None
-        import keras
-
-        spec = self.optimizer
-        if isinstance(spec, Mapping):
-            spec = dict(spec)
-        return keras.optimizers.get(spec)
+        return optimizer_from_config(self.optimizer)
 
     def estimate(self, **options: Any) -> Any:
         """``jupyter_tfmem.estimate`` of this case's step, on a newly built model.

@@ -820,3 +820,28 @@ def test_a_model_compiled_with_a_multi_optimizers_function_is_measured():
     assert result.peak_bytes > 0
     assert any("MultiOptimizer" in note for note in result.notes)
     assert not multi.built and not any(opt.built for opt in picks.values())
+
+
+def test_an_optimizer_keras_cannot_load_by_name_is_rebuilt_from_its_config():
+    # Keras 3.15 deserializes a Lamb's own config to the string "Lamb".
+    import keras
+
+    from jupyter_tfmem.optimizer_configs import optimizer_from_config
+
+    lamb = keras.optimizers.Lamb(learning_rate=0.02, beta_1=0.8)
+    built = optimizer_from_config(keras.optimizers.serialize(lamb))
+    assert type(built) is keras.optimizers.Lamb
+    assert built.get_config() == lamb.get_config()
+    assert type(optimizer_from_config({"class_name": "SGD", "config": {"momentum": 0.5}})) is (
+        keras.optimizers.SGD
+    )
+    with pytest.raises(ValueError, match="Could not interpret"):
+        optimizer_from_config({"class_name": "Dense", "config": {}})
+
+
+def test_a_model_trained_with_lamb_is_measured():
+    import keras
+
+    model = _tiny_model(compiled=False)
+    result = measure(model, 8, optimizer=keras.optimizers.Lamb(), loss="mse", runs=1)
+    assert result.peak_bytes > 0
