@@ -377,6 +377,11 @@ def _run(args: argparse.Namespace, gpu: tuple[str, int] | None) -> str:
         measurement = _measure(source, args, training) if args.measure else None
 
     notes = list(source.notes)
+    if training and args.optimizer is None and getattr(source.model, "compiled", True) is False:
+        notes.append(
+            "the model has no optimizer of its own, so the estimate trains it with Adam; "
+            "pass --optimizer (and --loss) to estimate with the ones you train with"
+        )
     extra_lines: list[str] = []
     fit = None
     if gpu is not None:

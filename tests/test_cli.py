@@ -708,6 +708,23 @@ def test_markdown_escapes_the_file_name(tmp_path, fake, capsys):
     assert r"\<b\>x\|y\_z.keras" in note
 
 
+def test_an_uncompiled_file_is_told_how_to_name_its_optimizer(tmp_path, fake, capsys):
+    """The Adam default is said, with the option that replaces it; not once one is given."""
+    import keras
+
+    path = tmp_path / "bare.keras"
+    keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)]).save(path)  # not compiled
+    code, out, err = run([str(path)], capsys)
+    assert code == 0, err
+    assert any("--optimizer" in line for line in out.splitlines() if line.startswith("Note:"))
+    code, out, err = run([str(path), "--optimizer", "sgd", "--loss", "mse"], capsys)
+    assert code == 0, err
+    assert not any("--optimizer" in line for line in out.splitlines() if line.startswith("Note:"))
+    code, out, err = run([str(path), "--inference"], capsys)
+    assert code == 0, err
+    assert "--optimizer" not in out
+
+
 def test_reads_no_file_it_was_not_given(tmp_path):
     """Only the named model file is opened in the working directory, not its neighbours."""
     import keras
