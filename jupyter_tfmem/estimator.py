@@ -958,12 +958,12 @@ def _estimate_traced(
         # point 3); the other one is reported in the notes when it differs.
         # Nor is which of a merged filter gradient and its input gradient runs
         # inline: TF's runtime edge order decides, which the trace does not
-        # reproduce (``_merged_filters_first``), so both orders are replayed too.
+        # reproduce (``_merged_filters_swapped``), so both orders are replayed too.
         variants = [orders]
         if threads > 1:
-            filters_first = [_merged_filters_first(nodes, o) for o in orders]
-            if filters_first != orders:
-                variants.append(filters_first)
+            swapped = [_merged_filters_swapped(nodes, o) for o in orders]
+            if swapped != orders:
+                variants.append(swapped)
         schedules = [
             [_executor_events(nodes, o, durations, threads, shared, trips) for o in variant]
             for shared in ((False, True) if threads > 1 else (False,))
@@ -1173,8 +1173,8 @@ def _parts_peak(part, n: int) -> float:
     return max(line.bytes_at(n) for line in lines) + sum(interpolate_slack(slack, n).values())
 
 
-#: How a scenario's label names its merged-filter order (``_merged_filters_first``).
-_ORDERS_SAID = ("", ", merged filter gradients first")
+#: How a scenario's label names its merged-filter order (``_merged_filters_swapped``).
+_ORDERS_SAID = ("", ", merged filter and input gradients swapped")
 
 
 def _cost_range_orders(nodes, variants, durations, threads, trips, schedules) -> list:
@@ -3764,18 +3764,22 @@ def _hold_lagging_products(
     return held
 
 
-def _merged_filters_first(nodes, order: list[str]) -> list[str]:
-    """``order`` with each merged filter gradient moved just before its input gradient.
+def _merged_filters_swapped(nodes, order: list[str]) -> list[str]:
+    """``order`` with each merged filter gradient and its input gradient the other way round.
 
     The simulation takes the ready successors of an op in ``order``; the
     executor runs the last expensive one inline and queues the others.  In
-    the graph's order the filter gradient comes last and runs inline.  In
     TF the order is that of the output gradient's out-edges in the graph its
     runtime builds, after oneDNN's merge has moved them
     (``benchmarks/ready_order.py``): the filter gradient runs inline in the
     siamese model and the U-Net, the input gradient in the nested model.
     The estimate's own Grappler run does not give the runtime's edge order,
-    so it replays both orders; this one is the second.
+    so it replays both orders; this one is the second.  Each pair is swapped
+    from where the graph has it: since Grappler sees TF's names (session 53)
+    the graph often has the filter gradient first already, and moving it
+    first replayed the graph's order twice (session 61: a strided CNN whose
+    profiled runs ran the filter gradient inline in both layers where the
+    graph ran the input gradient).
     """
     filters = set(_onednn_bias_grad_merges(nodes, order).values())
     if not filters:
@@ -3785,11 +3789,13 @@ def _merged_filters_first(nodes, order: list[str]) -> list[str]:
         node = nodes[name]
         if node.op == "Conv2DBackpropInput" and len(node.inputs) > 2:
             input_grad_of.setdefault(tuple(node.inputs[2]), name)
-    before: dict[str, str] = {}  # input gradient -> the filter gradient to put before it
+    position = {name: i for i, name in enumerate(order)}
+    before: dict[str, str] = {}  # the later of a pair -> the earlier, to put just before it
     for filt in filters:
         inp = input_grad_of.get(tuple(nodes[filt].inputs[2]))
-        if inp is not None:
-            before[inp] = filt
+        if inp is not None and inp in position and filt in position:
+            first, second = sorted((filt, inp), key=position.__getitem__)
+            before[first] = second
     if not before:
         return order
     moved = set(before.values())

@@ -790,3 +790,38 @@ def test_tfs_runtime_graph_gates_no_loop_op_on_all_of_the_loops_inputs():
     ]
     assert any("/enter/" in name for name in names)  # the loop is lowered
     assert not any("LoopControlInputs" in name or "input_control_node" in name for name in names)
+
+
+def test_the_second_merged_filter_order_swaps_each_pair_from_where_the_graph_has_it(monkeypatch):
+    """Two layers' output gradients: one read input gradient first, one filter
+    gradient first.  The replayed second order has each pair the other way, so
+    the executor's inline kernel changes in both (it used to move filters first,
+    which left the second layer's order as it was)."""
+    from jupyter_tfmem.estimator import _merged_filters_swapped
+
+    on_cpu(monkeypatch, AVX512)  # oneDNN merges float32 bias gradients into filter gradients
+
+    def n(name, op, inputs=()):
+        return Node(name, op, [(s, 0) for s in inputs], [], [(1.0, 0.0, F32)])
+
+    graph = [
+        n("x", "Placeholder"),
+        n("w", "Placeholder"),
+        n("dy2", "ReluGrad", ["x"]),
+        n("db2", "BiasAddGrad", ["dy2"]),
+        n("dx2", "Conv2DBackpropInput", ["x", "w", "dy2"]),
+        n("dw2", "Conv2DBackpropFilter", ["x", "w", "dy2"]),
+        n("dy1", "ReluGrad", ["dx2"]),
+        n("db1", "BiasAddGrad", ["dy1"]),
+        n("dw1", "Conv2DBackpropFilter", ["x", "w", "dy1"]),
+        n("dx1", "Conv2DBackpropInput", ["x", "w", "dy1"]),
+    ]
+    nodes = {node.name: node for node in graph}
+    order = [node.name for node in graph]
+    swapped = _merged_filters_swapped(nodes, order)
+    assert sorted(swapped) == sorted(order)
+    assert swapped.index("dw2") < swapped.index("dx2")
+    assert swapped.index("dx1") < swapped.index("dw1")
+    assert _merged_filters_swapped(nodes, swapped) == order
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # no merge, one order
+    assert _merged_filters_swapped(nodes, order) == order
