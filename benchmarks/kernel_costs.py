@@ -46,6 +46,7 @@ gives (a float16 filter gradient can take seconds: this takes some minutes).
     python benchmarks/kernel_costs.py --scatter
     python benchmarks/kernel_costs.py --xent
     python benchmarks/kernel_costs.py --rng
+    python benchmarks/kernel_costs.py --bias-grads
     python benchmarks/kernel_costs.py --side-by-side
 
 With ``--side-by-side`` it starts each shape's filter and input gradients
@@ -163,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         help="time only the random-number kernels against an element-wise product",
     )
     parser.add_argument(
+        "--bias-grads",
+        action="store_true",
+        help="time only the bias gradient (BiasAddGrad) against a sum over the same axes "
+        "and an element-wise product",
+    )
+    parser.add_argument(
         "--rounds",
         type=int,
         default=5,
@@ -214,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rng:
         random_draws(tf, args.rounds)
+        return 0
+    if args.bias_grads:
+        bias_gradients(tf, args.rounds)
         return 0
     if args.dtypes:
         dtype_factors(tf)
@@ -601,6 +611,51 @@ def few_channel_convolutions(tf) -> None:
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
 PRODUCTS = [(256, 1024, 1024), (64, 4096, 1024), (4096, 128, 512), (512, 784, 256)]
 UNET_SHAPES = [(16, 48, 48, 48, 16, 3, 3), (16, 24, 24, 96, 32, 3, 3)]
+
+
+#: output gradients a bias gradient sums: a text CNN's (as Conv1D and as the
+#: Conv2D TF runs it), 2D and 3D convolutions' and two Dense layers'
+BIAS_GRAD_SHAPES = [
+    (64, 396, 128),
+    (64, 1, 396, 128),
+    (32, 32, 32, 64),
+    (32, 16, 16, 128),
+    (16, 56, 56, 64),
+    (4, 30, 30, 30, 16),
+    (256, 1024),
+    (1024, 256),
+]
+
+
+def bias_gradients(tf, rounds: int = 1) -> None:
+    """A bias gradient's time alone, against a sum over the same axes and a product.
+
+    The cost model charges ``BiasAddGrad`` as a reduction that keeps the
+    innermost axis (``executor.REDUCTION_OPS``), about 1.1 times a product
+    of the same tensor.  In TF's step it can take three times its modelled
+    share (``benchmarks/tf_timeline.py --durations``), delaying the input
+    gradient queued behind it; timed alone it shows whether that is the
+    kernel or the step it runs in.
+    """
+    empty = call_overhead(tf)
+    to_sum, to_product = [], []
+    for shape in _rounds(BIAS_GRAD_SHAPES, rounds):
+        dy = tf.random.normal(shape)
+        axes = list(range(len(shape) - 1))
+        bias = tf.function(lambda d: tf.raw_ops.BiasAddGrad(out_backprop=d))
+        total = tf.function(lambda d, a=axes: tf.reduce_sum(d, axis=a))
+        product = tf.function(lambda d: d * 0.5)
+        bias_ms = timed(lambda d=dy, f=bias: f(d)) - empty
+        sum_ms = timed(lambda d=dy, f=total: f(d)) - empty
+        product_ms = timed(lambda d=dy, f=product: f(d)) - empty
+        to_sum.append(bias_ms / sum_ms)
+        to_product.append(bias_ms / product_ms)
+        print(
+            f"BiasAddGrad of {shape}: {bias_ms:.3f} ms; the sum {sum_ms:.3f} ms; "
+            f"the product {product_ms:.3f} ms"
+        )
+    print(f"bias gradient over the sum: {_spread(to_sum)}")
+    print(f"bias gradient over the product: {_spread(to_product)}")
 
 
 def _rounds(shapes: list, rounds: int) -> list:
