@@ -168,7 +168,7 @@ def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> 
     if optimizer is None:
         optimizer = DEFAULT_OPTIMIZER
         notes.append(f"no optimizer given and model not compiled: used {DEFAULT_OPTIMIZER!r}")
-    elif isinstance(optimizer, dict):
+    else:  # a name or a config; Keras cannot build every name ("lamb")
         optimizer = optimizer_from_config(optimizer)
     if loss is None:
         loss = DEFAULT_LOSS

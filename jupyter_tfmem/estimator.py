@@ -24,6 +24,7 @@ from .engine.loops import enter_frame_of, exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
 from .multi_optimizers import OptimizerChoiceError, chosen_for, picks_by_function
+from .optimizer_configs import optimizer_from_config
 from .overhead import DEFAULT_OVERHEAD
 from .shapes import label_targets, normalize_shapes, require_target_shapes
 
@@ -65,11 +66,11 @@ PRECISION_POLICIES: tuple[str, ...] = (
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LOSS = "mean_squared_error"
 
-#: Optimizer names ``estimate`` accepts: those ``keras.optimizers.get`` builds
-#: from a bare name (so not "lamb", which Keras exports as a class but cannot
-#: resolve by name, nor the wrappers that need arguments).  The CLI, magics and
-#: panel offer exactly these; ``tests/test_optimizer_names.py`` checks them
-#: against Keras.
+#: Optimizer names ``estimate`` accepts: those ``optimizer_configs`` builds
+#: from a bare name, which is what ``keras.optimizers.get`` builds and "lamb"
+#: (Keras exports it as a class but cannot resolve it by name), not the
+#: wrappers that need arguments.  The CLI, magics and panel offer exactly
+#: these; ``tests/test_optimizer_names.py`` checks them against Keras.
 OPTIMIZER_NAMES: tuple[str, ...] = (
     "sgd",
     "adam",
@@ -84,6 +85,7 @@ OPTIMIZER_NAMES: tuple[str, ...] = (
     "adafactor",
     "muon",
     "schedulefreeadamw",
+    "lamb",
 )
 
 
@@ -316,7 +318,7 @@ def _resolve_optimizer(model: Any, optimizer: Any, notes: list[str]) -> tuple[An
             # A fixed name: an auto-generated one ("adam_7") is new on every
             # call, and TF keeps native memory (~35 KiB) for each variable
             # name it ever created eagerly, so every estimate would leak.
-            fresh = keras.optimizers.get({"class_name": key, "config": {"name": key}})
+            fresh = optimizer_from_config({"class_name": key, "config": {"name": key}})
         except (ValueError, TypeError):  # a Keras older than the list
             raise unknown from None
         return fresh, key

@@ -845,3 +845,5 @@ def test_a_model_trained_with_lamb_is_measured():
     model = _tiny_model(compiled=False)
     result = measure(model, 8, optimizer=keras.optimizers.Lamb(), loss="mse", runs=1)
     assert result.peak_bytes > 0
+    by_name = measure(model, 8, optimizer="lamb", loss="mse", runs=1)  # Keras cannot get("lamb")
+    assert by_name.peak_bytes > 0
