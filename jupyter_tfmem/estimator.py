@@ -3795,7 +3795,7 @@ def _merged_filters_swapped(nodes, order: list[str]) -> list[str]:
     before: dict[str, str] = {}  # the later of a pair -> the earlier, to put just before it
     for filt in filters:
         inp = input_grad_of.get(tuple(nodes[filt].inputs[2]))
-        if inp is not None and inp in position and filt in position:
+        if inp is not None:
             first, second = sorted((filt, inp), key=position.__getitem__)
             before[first] = second
     if not before:
