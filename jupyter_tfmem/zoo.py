@@ -3784,6 +3784,122 @@ _CASE_LIST += (
     _variant("bf16_conv_classifier_sgd", 256, infer=True),
 )
 
+# Session 62's held-out round (builders in zoo_heldout.py, written before any estimate).
+_CASE_LIST += (
+    ZooCase(
+        "posterized_cnn_sfadamw",
+        zoo_heldout.posterized_cnn,
+        64,
+        True,
+        "ScheduleFreeAdamW",
+        "sparse_categorical_crossentropy",
+        (((56, 56, 3), "float32"),),
+        "RandomInvert, RandomPosterization, RandomSharpness, RandomColorDegeneration, CNN, "
+        "AdaptiveMaxPooling2D, batch 64, ScheduleFreeAdamW",
+    ),
+    ZooCase(
+        "pooled_sensor_gru_adagradclip",
+        zoo_heldout.pooled_sensor_gru,
+        32,
+        True,
+        {"class_name": "Adagrad", "config": {"clipnorm": 1.0}},
+        "mean_squared_logarithmic_error",
+        (((4096, 6), "float32"),),
+        "Conv1D over 4,096 samples, AdaptiveAveragePooling1D, bidirectional GRU, batch 32, "
+        "Adagrad with clipnorm, mean squared log error",
+    ),
+    ZooCase(
+        "tversky_unet_adamwclip",
+        zoo_heldout.tversky_unet,
+        8,
+        True,
+        {"class_name": "AdamW", "config": {"global_clipnorm": 1.0}},
+        "tversky",
+        (((128, 128, 1), "float32"),),
+        "two-level U-Net with GroupNormalization and Conv2DTranspose at 128x128, batch 8, "
+        "AdamW with global_clipnorm, Tversky",
+    ),
+    ZooCase(
+        "siamese_tower_rmspropm",
+        zoo_heldout.siamese_tower,
+        64,
+        True,
+        {"class_name": "RMSprop", "config": {"momentum": 0.9}},
+        "binary_focal_crossentropy",
+        (((40, 40, 1), "float32"), ((40, 40, 1), "float32")),
+        "a Sequential CNN tower shared by two 40x40 inputs, |difference| head, batch 64, "
+        "RMSprop with momentum, binary focal",
+    ),
+    ZooCase(
+        "subclassed_resnet_mixedbf16_adam",
+        zoo_heldout.subclassed_resnet,
+        32,
+        True,
+        {"class_name": "Adam", "config": {"amsgrad": True}},
+        "sparse_categorical_crossentropy",
+        (((48, 48, 3), "float32"),),
+        "subclassed Model of custom residual Layers at 48x48, mixed_bfloat16, batch 32, "
+        "Adam with amsgrad",
+        precision="mixed_bfloat16",
+    ),
+    ZooCase(
+        "xla_separable_net_rmsprop",
+        zoo_heldout.xla_separable_net,
+        64,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((80, 80, 3), "float32"),),
+        "DepthwiseConv2D and pointwise stack with BatchNorm at 80x80, jit_compile=True, "
+        "batch 64, RMSprop",
+    ),
+    ZooCase(
+        "float64_residual_regressor_sgdn",
+        zoo_heldout.float64_residual_regressor,
+        512,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "nesterov": True}},
+        "mean_absolute_percentage_error",
+        (((48,), "float32"),),
+        "residual MLP with Dropout in float64, batch 512, SGD with Nesterov momentum, "
+        "mean absolute percentage error",
+        precision="float64",
+    ),
+    ZooCase(
+        "masked_multitask_text_adamema",
+        zoo_heldout.masked_multitask_text,
+        64,
+        True,
+        {"class_name": "Adam", "config": {"use_ema": True}},
+        "binary_crossentropy",
+        (((200,), "int32"),),
+        "Embedding(mask_zero) over 200 tokens, Conv1D and masked mean, two sigmoid outputs, "
+        "batch 64, Adam with EMA",
+    ),
+    ZooCase(
+        "bert_style_encoder_adamw_accum2",
+        zoo_heldout.bert_style_encoder,
+        16,
+        True,
+        {"class_name": "AdamW", "config": {"gradient_accumulation_steps": 2}},
+        "sparse_categorical_crossentropy",
+        (((192,), "int32"), ((192,), "int32")),
+        "4-block BERT-style encoder over 192 tokens with segment embeddings, batch 16, "
+        "AdamW accumulating over 2 steps",
+    ),
+)
+_CASE_LIST += (
+    _variant("posterized_cnn_sfadamw", 160),
+    _variant("pooled_sensor_gru_adagradclip", 128, infer=True),
+    _variant("tversky_unet_adamwclip", 24),
+    _variant("siamese_tower_rmspropm", 256, infer=True),
+    _variant("subclassed_resnet_mixedbf16_adam", 96),
+    _variant("xla_separable_net_rmsprop", 256, infer=True),
+    _variant("float64_residual_regressor_sgdn", 4096),
+    _variant("masked_multitask_text_adamema", 256, infer=True),
+    _variant("bert_style_encoder_adamw_accum2", 64, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

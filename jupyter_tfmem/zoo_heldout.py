@@ -3458,3 +3458,203 @@ def bf16_conv_classifier() -> Any:
         x = L.MaxPooling2D()(x)
     x = L.GlobalAveragePooling2D()(x)
     return keras.Model(inp, L.Dense(10)(x), name="bf16_conv_classifier")
+
+
+# --------------------------------------------------------------------------
+# Session 62 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def posterized_cnn() -> Any:
+    """``RandomInvert``, ``RandomPosterization``, ``RandomSharpness`` and
+    ``RandomColorDegeneration`` on 56x56 RGB in [0, 255] (training only),
+    then a CNN pooled to 4x4 by ``AdaptiveMaxPooling2D``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((56, 56, 3))
+    x = L.RandomInvert(0.3, value_range=(0, 255))(inp)
+    x = L.RandomPosterization(4, value_range=(0, 255))(x)
+    x = L.RandomSharpness(0.3, value_range=(0, 255))(x)
+    x = L.RandomColorDegeneration(0.4, value_range=(0, 255))(x)
+    x = L.Rescaling(1 / 255)(x)
+    for width in (32, 64):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.Flatten()(L.AdaptiveMaxPooling2D((4, 4))(x))
+    return keras.Model(inp, L.Dense(20)(x), name="posterized_cnn")
+
+
+def pooled_sensor_gru() -> Any:
+    """Six-channel accelerometer windows of 4,096 samples: two ``Conv1D``,
+    ``AdaptiveAveragePooling1D`` to 64 steps, a bidirectional GRU and a
+    positive regression head (trained with mean squared log error)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((4096, 6))
+    x = L.Conv1D(32, 7, padding="same", activation="relu")(inp)
+    x = L.Conv1D(64, 5, strides=2, padding="same", activation="relu")(x)
+    x = L.AdaptiveAveragePooling1D(64)(x)
+    x = L.Bidirectional(L.GRU(96))(x)
+    return keras.Model(inp, L.Dense(3, activation="softplus")(x), name="pooled_sensor_gru")
+
+
+def tversky_unet() -> Any:
+    """A two-level U-Net on 128x128 grey images with ``GroupNormalization``,
+    ``Conv2DTranspose`` upsampling and a sigmoid mask (trained with the
+    Tversky loss)."""
+    keras = _keras()
+    L = keras.layers
+
+    def block(x: Any, width: int) -> Any:
+        for _ in range(2):
+            x = L.Conv2D(width, 3, padding="same")(x)
+            x = L.Activation("relu")(L.GroupNormalization(8)(x))
+        return x
+
+    inp = keras.Input((128, 128, 1))
+    s1 = block(inp, 16)
+    s2 = block(L.MaxPooling2D()(s1), 32)
+    x = block(L.MaxPooling2D()(s2), 64)
+    x = block(L.Concatenate()([L.Conv2DTranspose(32, 2, strides=2)(x), s2]), 32)
+    x = block(L.Concatenate()([L.Conv2DTranspose(16, 2, strides=2)(x), s1]), 16)
+    return keras.Model(inp, L.Conv2D(1, 1, activation="sigmoid")(x), name="tversky_unet")
+
+
+def siamese_tower() -> Any:
+    """One ``Sequential`` tower (a nested model) shared by two 40x40 grey
+    inputs; the head reads the absolute difference of the two embeddings
+    and says whether they match (binary focal loss)."""
+    keras = _keras()
+    L = keras.layers
+    tower = keras.Sequential(
+        [
+            keras.Input((40, 40, 1)),
+            L.Conv2D(32, 3, padding="same", activation="relu"),
+            L.MaxPooling2D(),
+            L.Conv2D(64, 3, padding="same", activation="relu"),
+            L.MaxPooling2D(),
+            L.Conv2D(96, 3, padding="same", activation="relu"),
+            L.GlobalAveragePooling2D(),
+            L.Dense(64),
+        ],
+        name="tower",
+    )
+    a = keras.Input((40, 40, 1), name="left")
+    b = keras.Input((40, 40, 1), name="right")
+    d = L.Subtract()([tower(a), tower(b)])
+    d = L.Lambda(lambda t: keras.ops.abs(t))(d)
+    x = L.Dense(32, activation="relu")(d)
+    return keras.Model([a, b], L.Dense(1, activation="sigmoid")(x), name="siamese_tower")
+
+
+def subclassed_resnet() -> Any:
+    """A subclassed ``keras.Model`` made of a custom residual ``Layer``
+    subclass (two convolutions, BatchNorm, a projection where widths
+    change) on 48x48 RGB: how many users write their models."""
+    keras = _keras()
+    L = keras.layers
+
+    class ResBlock(L.Layer):
+        def __init__(self, width: int, stride: int, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.c1 = L.Conv2D(width, 3, strides=stride, padding="same", use_bias=False)
+            self.b1 = L.BatchNormalization()
+            self.c2 = L.Conv2D(width, 3, padding="same", use_bias=False)
+            self.b2 = L.BatchNormalization()
+            self.proj = L.Conv2D(width, 1, strides=stride) if stride > 1 else None
+
+        def call(self, x: Any, training: Any = None) -> Any:
+            h = keras.ops.relu(self.b1(self.c1(x), training=training))
+            h = self.b2(self.c2(h), training=training)
+            skip = self.proj(x) if self.proj is not None else x
+            return keras.ops.relu(h + skip)
+
+    class SmallResNet(keras.Model):
+        def __init__(self) -> None:
+            super().__init__(name="subclassed_resnet")
+            self.stem = L.Conv2D(32, 3, padding="same", activation="relu")
+            self.blocks = [ResBlock(32, 1), ResBlock(64, 2), ResBlock(64, 1), ResBlock(128, 2)]
+            self.pool = L.GlobalAveragePooling2D()
+            self.head = L.Dense(10)
+
+        def call(self, x: Any, training: Any = None) -> Any:
+            x = self.stem(x)
+            for block in self.blocks:
+                x = block(x, training=training)
+            return self.head(self.pool(x))
+
+    model = SmallResNet()
+    model(keras.ops.zeros((1, 48, 48, 3)))
+    return model
+
+
+def xla_separable_net() -> Any:
+    """A MobileNet-style stack of ``DepthwiseConv2D`` and pointwise
+    convolutions with BatchNorm and ReLU6 on 80x80 RGB, compiled with
+    ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((80, 80, 3))
+    x = L.ReLU(6.0)(L.BatchNormalization()(L.Conv2D(24, 3, strides=2, padding="same")(inp)))
+    for width, stride in ((48, 1), (64, 2), (96, 1), (128, 2)):
+        x = L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(x)
+        x = L.ReLU(6.0)(L.BatchNormalization()(x))
+        x = L.Conv2D(width, 1, use_bias=False)(x)
+        x = L.ReLU(6.0)(L.BatchNormalization()(x))
+    x = L.Dropout(0.2)(L.GlobalAveragePooling2D()(x))
+    model = keras.Model(inp, L.Dense(10)(x), name="xla_separable_net")
+    # compiled only to turn on XLA; the case's optimizer and loss replace these
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def float64_residual_regressor() -> Any:
+    """A residual MLP meant to run in ``float64`` (the case sets the policy):
+    three 256-wide blocks with Dropout, predicting a positive quantity whose
+    relative error matters (mean absolute percentage error)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48,))
+    x = L.Dense(256, activation="relu")(inp)
+    for _ in range(3):
+        h = L.Dropout(0.1)(L.Dense(256, activation="relu")(x))
+        x = L.Add()([x, L.Dense(256)(h)])
+    return keras.Model(inp, L.Dense(1, activation="softplus")(x), name="float64_residual_regressor")
+
+
+def masked_multitask_text() -> Any:
+    """``Embedding(mask_zero=True)`` over 200 tokens into a ``Conv1D`` and a
+    masked mean, with two sigmoid heads (topic tags and a toxicity flag):
+    two outputs sharing one loss."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((200,), dtype="int32")
+    e = L.Embedding(30000, 128, mask_zero=True)(inp)
+    pooled = L.GlobalAveragePooling1D()(e)
+    c = L.GlobalMaxPooling1D()(L.Conv1D(128, 5, padding="same", activation="relu")(e))
+    x = L.Dense(128, activation="relu")(L.Concatenate()([pooled, c]))
+    tags = L.Dense(40, activation="sigmoid", name="tags")(x)
+    flag = L.Dense(1, activation="sigmoid", name="flag")(x)
+    return keras.Model(inp, [tags, flag], name="masked_multitask_text")
+
+
+def bert_style_encoder() -> Any:
+    """A small BERT built from layers: token, segment and learned position
+    embeddings over 192 tokens, four post-norm encoder blocks (256 wide,
+    4 heads, GELU feed-forward of 1,024, Dropout) and a pooled tanh head."""
+    keras = _keras()
+    L = keras.layers
+    seq, width = 192, 256
+    tokens = keras.Input((seq,), dtype="int32", name="tokens")
+    segments = keras.Input((seq,), dtype="int32", name="segments")
+    positions = L.Embedding(seq, width)(keras.ops.arange(seq))
+    x = L.Embedding(8000, width)(tokens) + L.Embedding(2, width)(segments) + positions
+    x = L.Dropout(0.1)(L.LayerNormalization(epsilon=1e-12)(x))
+    for _ in range(4):
+        a = L.MultiHeadAttention(4, width // 4, dropout=0.1)(x, x)
+        x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(0.1)(a)]))
+        h = L.Dense(width)(L.Dense(4 * width, activation="gelu")(x))
+        x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(0.1)(h)]))
+    pooled = L.Dense(width, activation="tanh")(x[:, 0])
+    return keras.Model([tokens, segments], L.Dense(3)(pooled), name="bert_style_encoder")
