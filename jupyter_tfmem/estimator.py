@@ -453,12 +453,19 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
             for k, v in model.get_config().items()
         }
         keras.config.set_dtype_policy(policy)
-        clone = type(model).from_config(config)
-    except Exception as err:
-        raise ValueError(
-            f"cannot rebuild this model under precision {precision!r} ({err}); "
-            "build it under that dtype policy yourself and pass precision=None"
-        ) from None
+        try:
+            clone = type(model).from_config(config)
+        except Exception as err:
+            clone = _constructed_again(model, config)
+            if clone is None:
+                raise ValueError(
+                    f"cannot rebuild this model under precision {precision!r} ({err}); "
+                    "build it under that dtype policy yourself and pass precision=None"
+                ) from None
+            notes.append(
+                f"{type(model).__name__}'s config cannot rebuild it, so it was made again by "
+                "its constructor (with the same weights' shapes)."
+            )
     finally:
         keras.config.set_dtype_policy(previous)
     if getattr(model, "compiled", False):
@@ -472,6 +479,54 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
             jit_compile=getattr(model, "jit_compile", False) is True,
         )
     notes.append(f"Estimated under the dtype policy {policy.name}.")
+    return clone
+
+
+def _constructed_again(model: Any, config: Mapping[str, Any]) -> Any:
+    """A subclassed model made again by its constructor, or ``None``.
+
+    Keras' default config of a subclassed model holds only ``trainable`` and
+    ``dtype``, so ``from_config`` fails for any constructor that takes other
+    arguments, or none.  Calling the constructor with the config's keys it
+    accepts (under the global policy the caller set) rebuilds such a model;
+    the result counts only if it has exactly the original's weights' shapes,
+    since a constructor called with its defaults could build another model.
+    """
+    import inspect
+
+    try:
+        has_graph = bool(model.inputs)
+    except (AttributeError, ValueError):
+        has_graph = False
+    if has_graph or not model.built:
+        return None
+    try:
+        params = list(inspect.signature(type(model).__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    accepted = {p.name for p in params if p.kind in named}
+    kwargs = {k: v for k, v in config.items() if k != "dtype" and (takes_any or k in accepted)}
+    needed = {p.name for p in params if p.kind in named and p.default is inspect.Parameter.empty}
+    if not needed <= kwargs.keys():
+        return None
+    import keras
+
+    shapes = list((getattr(model, "_build_shapes_dict", None) or {}).values())
+    try:
+        clone = type(model)(**kwargs)
+        if len(shapes) == 1:  # called once on one tensor: call the clone symbolically alike
+            dtype = getattr(model, "input_dtype", None) or "float32"
+            clone(keras.KerasTensor((None, *tuple(shapes[0])[1:]), dtype=dtype))
+        else:
+            clone.build_from_config(model.get_build_config())
+    except Exception:
+        return None
+    if not clone.built or [tuple(w.shape) for w in clone.weights] != [
+        tuple(w.shape) for w in model.weights
+    ]:
+        return None
     return clone
 
 

@@ -356,6 +356,56 @@ def test_a_quantized_model_keeps_its_int8_weights_under_another_precision():
         jt.estimate(model, 4, training=False, precision="mixed_float16")
 
 
+def test_a_subclassed_model_without_a_config_is_rebuilt_for_precision_by_its_constructor():
+    """Keras cannot rebuild a subclassed model from its default config (its
+    constructor takes no ``trainable``); the constructor can, and the clone
+    computes in the asked policy while the user's model stays float32."""
+    from jupyter_tfmem.estimator import _with_precision
+
+    class Plain(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d1 = keras.layers.Dense(32, activation="relu")
+            self.d2 = keras.layers.Dense(3)
+
+        def call(self, x):
+            return self.d2(self.d1(x))
+
+    model = Plain()
+    model(np.zeros((2, 16), "float32"))
+    with pytest.raises(TypeError):
+        Plain.from_config(model.get_config())
+
+    notes = []
+    clone = _with_precision(model, "mixed_bfloat16", notes)
+
+    assert clone is not model and clone.built
+    assert [layer.dtype_policy.name for layer in (clone.d1, clone.d2)] == ["mixed_bfloat16"] * 2
+    assert [tuple(w.shape) for w in clone.weights] == [tuple(w.shape) for w in model.weights]
+    assert model.d1.dtype_policy.name == "float32"
+    assert any("constructor" in n for n in notes)
+    fp = jt.estimate(model, 8, precision="mixed_bfloat16")
+    assert fp.peak_bytes >= param_bytes(model)
+
+
+def test_a_subclassed_model_its_constructor_would_build_differently_is_refused():
+    """A constructor called with its defaults builds another model here (8
+    units, not the 64 the user asked for): the estimate must not trace it."""
+
+    class Sized(keras.Model):
+        def __init__(self, units=8):
+            super().__init__()
+            self.d = keras.layers.Dense(units)
+
+        def call(self, x):
+            return self.d(x)
+
+    model = Sized(64)
+    model(np.zeros((2, 16), "float32"))
+    with pytest.raises(ValueError, match="cannot rebuild this model under precision"):
+        jt.estimate(model, 8, precision="mixed_bfloat16")
+
+
 def test_unbuilt_subclassed_model_asks_to_be_built():
     class Unbuilt(keras.Model):
         def __init__(self):
@@ -622,11 +672,8 @@ def test_no_kind_of_model_is_changed(build, compiled):
     before = _state(model)
     jt.estimate(model, 8)
     jt.estimate(model, 8, training=False)
-    rebuildable = build is not _subclassed  # precision= rebuilds from get_config()
-    jt.estimate(model, 8, optimizer="sgd", precision="float64" if rebuildable else None)
-    if not rebuildable:
-        with pytest.raises(ValueError, match="precision"):
-            jt.estimate(model, 8, precision="float64")
+    # precision= rebuilds the model (a subclassed one by its constructor)
+    jt.estimate(model, 8, optimizer="sgd", precision="float64")
     _same(before, _state(model))
 
 
