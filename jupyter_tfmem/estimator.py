@@ -868,6 +868,11 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
         props = grappler.infer_shapes(sized, fetches)
     if grappler.while_shapes(sized, props):  # a raw While that declares no shapes
         props = grappler.infer_shapes(sized, fetches)
+    crosses = grappler.dense_crosses(sized, props)  # a sparse cross of dense inputs
+    if crosses:
+        if grappler.cross_shapes(sized, crosses):
+            props = grappler.infer_shapes(sized, fetches)
+        grappler.size_crosses(props, crosses)
     for call, outs in stand_ins.items():  # a call's outputs are its stand-ins' shapes
         props[call] = [props[o][0] if props.get(o) else (None, None) for o in outs]
     return props

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -404,6 +405,24 @@ def test_a_subclassed_model_its_constructor_would_build_differently_is_refused()
     model(np.zeros((2, 16), "float32"))
     with pytest.raises(ValueError, match="cannot rebuild this model under precision"):
         jt.estimate(model, 8, precision="mixed_bfloat16")
+
+
+def test_a_hashed_crossing_of_dense_ids_and_its_embedding_are_sized():
+    """Keras' HashedCrossing crosses with a sparse op whose outputs TF cannot
+    size; with dense ids the cross has one value per row, and the embedding
+    lookup of it (batch x 1 x 64 floats) and its gradient are counted."""
+    a = keras.Input((1,), dtype="int32")
+    b = keras.Input((1,), dtype="int32")
+    crossed = keras.layers.HashedCrossing(1024)((a, b))
+    x = keras.layers.Flatten()(keras.layers.Embedding(1024, 64)(crossed))
+    model = keras.Model([a, b], keras.layers.Dense(1)(x))
+
+    fp = jt.estimate(model, 256, optimizer="sgd", loss="mse")
+
+    unknown = [int(re.match(r"(\d+) tensors", n).group(1)) for n in fp.notes if "cannot infer" in n]
+    assert sum(unknown) <= 1  # at most a shape constant Grappler folds at one batch only
+    lookup = fp.at(512).peak_bytes - fp.peak_bytes
+    assert lookup >= 256 * 64 * 4  # the batch's rows of the lookup at least
 
 
 def test_unbuilt_subclassed_model_asks_to_be_built():

@@ -470,6 +470,48 @@ def test_a_raw_while_that_declares_no_shapes_keeps_its_inputs_shapes():
     assert not grappler.while_shapes(gd, props)  # declared now: nothing more to give
 
 
+@pytest.mark.parametrize("hashed", [True, False])
+def test_a_sparse_cross_of_dense_inputs_is_sized_and_so_is_what_reads_it(hashed):
+    # A cross's outputs depend on its data, so TF's shape functions leave them
+    # (and the SparseToDense HashedCrossing makes of them) unknown; with dense
+    # inputs only, each row crosses 2 x 3 values: 6 crosses per row.
+    def build():
+        a = tf.compat.v1.placeholder(tf.int64, (16, 2), name="a")
+        b = tf.compat.v1.placeholder(tf.int64, (16, 3), name="b")
+        if hashed:
+            crossed = tf.sparse.cross_hashed([a, b], num_buckets=100)
+        else:
+            crossed = tf.sparse.cross([tf.strings.as_string(a), tf.strings.as_string(b)])
+        dense = tf.sparse.to_dense(crossed, default_value=0 if hashed else "")
+        return tf.identity(dense, name="dense")
+
+    gd, fetches = _graph(build)
+    props = grappler.infer_shapes(gd, fetches)
+    assert props["dense"][0][0] is None
+    crosses = grappler.dense_crosses(gd, props)
+    assert list(crosses.values()) == [(16, 6)]
+    assert grappler.cross_shapes(gd, crosses)
+    props = grappler.infer_shapes(gd, fetches)
+    assert props["dense"][0][0] == (16, 6)
+    grappler.size_crosses(props, crosses)
+    (name,) = crosses
+    assert [entry[0] for entry in props[name]] == [(96, 2), (96,), (2,)]
+
+
+def test_a_sparse_cross_with_a_sparse_input_is_left_unknown():
+    def build():
+        a = tf.compat.v1.placeholder(tf.int64, (16, 2), name="a")
+        ids = tf.compat.v1.placeholder(tf.int64, (None, 2), name="ids")
+        values = tf.compat.v1.placeholder(tf.int64, (None,), name="values")
+        sparse = tf.SparseTensor(ids, values, [16, 4])
+        crossed = tf.sparse.cross_hashed([a, sparse], num_buckets=100)
+        return tf.identity(tf.sparse.to_dense(crossed), name="dense")
+
+    gd, fetches = _graph(build)
+    props = grappler.infer_shapes(gd, fetches)
+    assert grappler.dense_crosses(gd, props) == {}
+
+
 _ADAM_RUNTIME = """
 import sys
 

@@ -894,6 +894,82 @@ def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -
     return changed
 
 
+#: Sparse crosses, by how many scalar arguments follow their dense inputs.
+_CROSSES = {"SparseCross": 0, "SparseCrossHashed": 3, "SparseCrossV2": 1}
+
+
+def dense_crosses(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> dict:
+    """Each sparse cross of dense inputs only, as ``(rows, crosses per row)``.
+
+    A cross's outputs depend on its data, so TF's shape functions leave them
+    unknown, and with them the ``SparseToDense`` that Keras'
+    ``HashedCrossing`` makes of them and everything computed from that (an
+    embedding lookup and its gradient): all counted as 0 bytes.  With no
+    sparse input there is nothing data-dependent left: each row crosses
+    every value of each input with every value of the others, so a row has
+    the product of the inputs' widths and the cross as many times the
+    batch's rows.  The widths must be known in ``props``.
+    """
+    out: dict[str, tuple[int, int]] = {}
+    for node in graph_def.node:
+        tail = _CROSSES.get(node.op)
+        if tail is None or node.attr["N"].i != 0:
+            continue
+        data = [i for i in node.input if not i.startswith("^")]
+        dense = data[: len(data) - tail] if tail else data
+        shapes = []
+        for ref in dense:
+            name, _, index = ref.partition(":")
+            entries = props.get(name)
+            k = int(index or 0)
+            shape = entries[k][0] if entries and k < len(entries) else None
+            if shape is None or len(shape) != 2:
+                break
+            shapes.append(shape)
+        if not dense or len(shapes) != len(dense) or len({s[0] for s in shapes}) != 1:
+            continue
+        out[node.name] = (shapes[0][0], math.prod(s[1] for s in shapes))
+    return out
+
+
+def cross_shapes(graph_def: graph_pb2.GraphDef, crosses: dict) -> bool:
+    """Give each reader of a dense cross's shape output (``dense_crosses``) that shape
+    as a constant, so that a second shape inference sizes the ``SparseToDense``
+    after it.  True if any was given."""
+    import tensorflow as tf
+
+    replaced = False
+    for node in list(graph_def.node):
+        for k, ref in enumerate(node.input):
+            name, _, index = ref.partition(":")
+            if index != "2" or name not in crosses:
+                continue
+            const_name = name + _DEFAULT + "dense_shape"
+            if not any(n.name == const_name for n in graph_def.node):
+                const = graph_def.node.add(name=const_name, op="Const")
+                const.attr["dtype"].type = tf.int64.as_datatype_enum
+                const.attr["value"].tensor.CopyFrom(
+                    tensor_util.make_tensor_proto(list(crosses[name]), dtype=tf.int64)
+                )
+            node.input[k] = const_name
+            replaced = True
+    return replaced
+
+
+def size_crosses(props: dict[str, TensorProps], crosses: dict) -> None:
+    """A dense cross's indices and values (``dense_crosses``): one of each per cross."""
+    import tensorflow as tf
+
+    for name, (rows, width) in crosses.items():
+        entries = props.get(name)
+        if not entries or len(entries) < 3:
+            continue
+        n = rows * width
+        entries[0] = ((n, 2), tf.int64)
+        entries[1] = ((n,), entries[1][1])
+        entries[2] = ((2,), tf.int64)
+
+
 def _walk_list(nodes: dict[str, Any], ref: str, through: frozenset[str]) -> tuple[list[str], Any]:
     """A list's way back from ``ref`` through ``through`` ops (first inputs), nearest
     first, and the node that way ends at (None if it leaves the graph)."""
