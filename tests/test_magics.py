@@ -7,7 +7,7 @@ import re
 import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import start_ipython
+from IPython.testing.globalipapp import TerminalInteractiveShell, start_ipython
 
 import jupyter_tfmem
 from jupyter_tfmem import magics
@@ -32,7 +32,8 @@ not_a_model = 3
 
 @pytest.fixture(scope="module")
 def ip():
-    shell = start_ipython()
+    # start_ipython() returns None once another test module has started the shell
+    shell = start_ipython() or TerminalInteractiveShell.instance()
     shell.run_line_magic("load_ext", "jupyter_tfmem")
     return shell
 
