@@ -429,6 +429,7 @@ its convolutions' two gradients (the filter gradient inline), now +11.3%
 cannot infer, so the estimate allocates nothing for them before the
 measured step and its chunks differ (TF's history with the estimate's step
 peaks at 18.2 MiB, TF 18.9; the estimate's history with TF's step at 16.8);
+since session 62 the cross is sized (-14.0%: the history is the gap);
 the ``bfloat16`` CNN's is the side-by-side replay (taking turns gives 148.0
 MiB, TF 148.5).  Writing the round also found that ``measure`` failed on a
 model trained with ``Lamb``: Keras deserializes a Lamb's own config to the
