@@ -3900,6 +3900,71 @@ _CASE_LIST += (
     _variant("bert_style_encoder_adamw_accum2", 64, infer=True),
 )
 
+# Session 62's second round: keras.applications models the zoo did not have.
+_CASE_LIST += (
+    ZooCase(
+        "vgg19_64_adamw",
+        zoo_heldout.vgg19_64,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "VGG19 64x64, batch 32, AdamW",
+    ),
+    ZooCase(
+        "efficientnetv2b2_96_mixed16_sgdm",
+        zoo_heldout.efficientnetv2b2_96,
+        16,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9}},
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "EfficientNetV2B2 96x96, mixed_float16 (loss scaling), batch 16, SGD with momentum",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "convnext_small_64_infer",
+        zoo_heldout.convnext_small_64,
+        32,
+        False,
+        None,
+        None,
+        (((64, 64, 3), "float32"),),
+        "ConvNeXtSmall 64x64, batch 32, inference",
+    ),
+    ZooCase(
+        "densenet201_64_rmsprop",
+        zoo_heldout.densenet201_64,
+        8,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "DenseNet201 64x64, batch 8, RMSprop",
+    ),
+    ZooCase(
+        "resnet152_96_infer",
+        zoo_heldout.resnet152_96,
+        32,
+        False,
+        None,
+        None,
+        (((96, 96, 3), "float32"),),
+        "ResNet152 96x96, batch 32, inference",
+    ),
+    ZooCase(
+        "efficientnetb2_96_adam",
+        zoo_heldout.efficientnetb2_96,
+        16,
+        True,
+        "adam",
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "EfficientNetB2 96x96, batch 16, Adam",
+    ),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

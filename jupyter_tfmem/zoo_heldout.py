@@ -3692,3 +3692,37 @@ def bert_style_encoder() -> Any:
         x = L.LayerNormalization(epsilon=1e-12)(L.Add()([x, L.Dropout(0.1)(h)]))
     pooled = L.Dense(width, activation="tanh")(x[:, 0])
     return keras.Model([tokens, segments], L.Dense(3)(pooled), name="bert_style_encoder")
+
+
+# Session 62's second round: keras.applications models the zoo did not have,
+# written after the session's fixes and estimated before any change for them.
+
+
+def vgg19_64() -> Any:
+    """VGG19 (keras.applications, no weights) on 64x64 RGB, 10 classes."""
+    return _keras().applications.VGG19(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def efficientnetv2b2_96() -> Any:
+    """EfficientNetV2B2 on 96x96 RGB, 10 classes, its own rescaling kept."""
+    return _keras().applications.EfficientNetV2B2(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def convnext_small_64() -> Any:
+    """ConvNeXtSmall on 64x64 RGB, 10 classes."""
+    return _keras().applications.ConvNeXtSmall(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def densenet201_64() -> Any:
+    """DenseNet201 on 64x64 RGB, 10 classes."""
+    return _keras().applications.DenseNet201(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def resnet152_96() -> Any:
+    """ResNet152 on 96x96 RGB, 10 classes."""
+    return _keras().applications.ResNet152(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def efficientnetb2_96() -> Any:
+    """EfficientNetB2 on 96x96 RGB, 10 classes."""
+    return _keras().applications.EfficientNetB2(weights=None, input_shape=(96, 96, 3), classes=10)
