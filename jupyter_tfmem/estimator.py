@@ -491,6 +491,7 @@ def _constructed_again(model: Any, config: Mapping[str, Any]) -> Any:
     accepts (under the global policy the caller set) rebuilds such a model;
     the result counts only if it has exactly the original's weights' shapes,
     since a constructor called with its defaults could build another model.
+    Which layers are frozen is copied over, layer by layer.
     """
     import inspect
 
@@ -521,10 +522,16 @@ def _constructed_again(model: Any, config: Mapping[str, Any]) -> Any:
             clone(keras.KerasTensor((None, *tuple(shapes[0])[1:]), dtype=dtype))
         else:
             clone.build_from_config(model.get_build_config())
+        # what is frozen is not in the default config either, and decides
+        # which weights get gradients and slots: parents first, as Keras
+        # hands a layer's flag down to its sublayers
+        layers = zip(model._flatten_layers(), clone._flatten_layers(), strict=True)
+        for mine, theirs in layers:
+            theirs.trainable = mine.trainable
     except Exception:
         return None
-    if not clone.built or [tuple(w.shape) for w in clone.weights] != [
-        tuple(w.shape) for w in model.weights
+    if not clone.built or [(tuple(w.shape), w.trainable) for w in clone.weights] != [
+        (tuple(w.shape), w.trainable) for w in model.weights
     ]:
         return None
     return clone

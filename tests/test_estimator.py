@@ -374,6 +374,7 @@ def test_a_subclassed_model_without_a_config_is_rebuilt_for_precision_by_its_con
 
     model = Plain()
     model(np.zeros((2, 16), "float32"))
+    model.d1.trainable = False  # frozen: no gradient or slots, in the copy too
     with pytest.raises(TypeError):
         Plain.from_config(model.get_config())
 
@@ -383,6 +384,7 @@ def test_a_subclassed_model_without_a_config_is_rebuilt_for_precision_by_its_con
     assert clone is not model and clone.built
     assert [layer.dtype_policy.name for layer in (clone.d1, clone.d2)] == ["mixed_bfloat16"] * 2
     assert [tuple(w.shape) for w in clone.weights] == [tuple(w.shape) for w in model.weights]
+    assert [w.trainable for w in clone.weights] == [False, False, True, True]
     assert model.d1.dtype_policy.name == "float32"
     assert any("constructor" in n for n in notes)
     fp = jt.estimate(model, 8, precision="mixed_bfloat16")
