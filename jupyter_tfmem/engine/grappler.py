@@ -858,6 +858,25 @@ _LIST_PLUMBING = frozenset(
 )
 
 
+def _known_shape(props: dict[str, TensorProps], ref: str) -> tuple[int, ...] | None:
+    """The shape ``props`` gives the tensor ``ref`` names (``"op:1"``), if known."""
+    name, _, index = ref.lstrip("^").partition(":")
+    entries = props.get(name)
+    k = int(index or 0)
+    return entries[k][0] if entries and k < len(entries) else None
+
+
+def _add_vector_const(
+    graph_def: graph_pb2.GraphDef, name: str, values: list, dtype: Any, device: str = ""
+) -> str:
+    """Add a ``Const`` node holding the integer vector ``values``; its name."""
+    const = graph_def.node.add(name=name, op="Const")
+    const.attr["dtype"].type = dtype.as_datatype_enum
+    const.attr["value"].tensor.CopyFrom(tensor_util.make_tensor_proto(values, dtype=dtype))
+    const.device = device
+    return const.name
+
+
 def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -> bool:
     """Give a functional ``While`` that declares no output shapes its inputs' shapes.
 
@@ -882,13 +901,11 @@ def while_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) -
         if len(data) != len(declared):
             continue
         for slot, ref in enumerate(data):
-            name, _, index = ref.partition(":")
-            entries = props.get(name)
-            k = int(index or 0)
-            if not entries or k >= len(entries) or entries[k][0] is None:
+            shape = _known_shape(props, ref)
+            if shape is None:
                 continue
             declared[slot].Clear()
-            for d in entries[k][0]:
+            for d in shape:
                 declared[slot].dim.add().size = d
             changed = True
     return changed
@@ -919,10 +936,7 @@ def dense_crosses(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
         dense = data[: len(data) - tail] if tail else data
         shapes = []
         for ref in dense:
-            name, _, index = ref.partition(":")
-            entries = props.get(name)
-            k = int(index or 0)
-            shape = entries[k][0] if entries and k < len(entries) else None
+            shape = _known_shape(props, ref)
             if shape is None or len(shape) != 2:
                 break
             shapes.append(shape)
@@ -936,38 +950,31 @@ def cross_shapes(graph_def: graph_pb2.GraphDef, crosses: dict) -> bool:
     """Give each reader of a dense cross's shape output (``dense_crosses``) that shape
     as a constant, so that a second shape inference sizes the ``SparseToDense``
     after it.  True if any was given."""
-    import tensorflow as tf
-
-    replaced = False
-    for node in list(graph_def.node):
+    readers = []
+    for node in graph_def.node:
         for k, ref in enumerate(node.input):
             name, _, index = ref.partition(":")
-            if index != "2" or name not in crosses:
-                continue
-            const_name = name + _DEFAULT + "dense_shape"
-            if not any(n.name == const_name for n in graph_def.node):
-                const = graph_def.node.add(name=const_name, op="Const")
-                const.attr["dtype"].type = tf.int64.as_datatype_enum
-                const.attr["value"].tensor.CopyFrom(
-                    tensor_util.make_tensor_proto(list(crosses[name]), dtype=tf.int64)
-                )
-            node.input[k] = const_name
-            replaced = True
-    return replaced
+            if index == "2" and name in crosses:
+                readers.append((node, k, name))
+    made: dict[str, str] = {}  # each cross's constant, added once (after the scan)
+    for node, k, name in readers:
+        if name not in made:
+            const = name + _DEFAULT + "dense_shape"
+            made[name] = _add_vector_const(graph_def, const, list(crosses[name]), dtypes.int64)
+        node.input[k] = made[name]
+    return bool(readers)
 
 
 def size_crosses(props: dict[str, TensorProps], crosses: dict) -> None:
     """A dense cross's indices and values (``dense_crosses``): one of each per cross."""
-    import tensorflow as tf
-
     for name, (rows, width) in crosses.items():
         entries = props.get(name)
         if not entries or len(entries) < 3:
             continue
         n = rows * width
-        entries[0] = ((n, 2), tf.int64)
+        entries[0] = ((n, 2), dtypes.int64)
         entries[1] = ((n,), entries[1][1])
-        entries[2] = ((2,), tf.int64)
+        entries[2] = ((2,), dtypes.int64)
 
 
 def _walk_list(nodes: dict[str, Any], ref: str, through: frozenset[str]) -> tuple[list[str], Any]:
@@ -1050,14 +1057,11 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
         shape = popped_shape(pop) if readers else None
         if shape is None:
             continue
-        const = graph_def.node.add(name=pop.name + _DEFAULT + "shape", op="Const")
-        const.attr["dtype"].type = int32
-        const.attr["value"].tensor.CopyFrom(
-            tensor_util.make_tensor_proto(list(shape), dtype=tf.int32)
+        const = _add_vector_const(
+            graph_def, pop.name + _DEFAULT + "shape", list(shape), dtypes.int32, pop.device
         )
-        const.device = pop.device
         for reader, k in readers:
-            reader.input[k] = const.name
+            reader.input[k] = const
         replaced = True
     return replaced
 
