@@ -3965,6 +3965,127 @@ _CASE_LIST += (
     ),
 )
 
+# Session 63's held-out round (builders in zoo_heldout.py, written before any estimate).
+_CASE_LIST += (
+    ZooCase(
+        "elastic_contrast_cnn_sgdwd",
+        zoo_heldout.elastic_contrast_cnn,
+        32,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "weight_decay": 1e-4}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "RandomElasticTransform, AutoContrast, RandomColorJitter, CNN at 64x64, "
+        "batch 32, SGD with momentum and weight decay",
+    ),
+    ZooCase(
+        "moe_token_mixer_adamclipv",
+        zoo_heldout.moe_token_mixer,
+        32,
+        True,
+        {"class_name": "Adam", "config": {"clipvalue": 1.0}},
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "two attention blocks with a top-2 mixture of 8 experts over 128 tokens, batch 32, "
+        "Adam with clipvalue",
+    ),
+    ZooCase(
+        "sortpool_point_net_nadam",
+        zoo_heldout.sortpool_point_net,
+        32,
+        True,
+        "nadam",
+        "sparse_categorical_crossentropy",
+        (((1024, 3), "float32"),),
+        "PointNet over 1,024 points with sort pooling, batch 32, Nadam",
+    ),
+    ZooCase(
+        "circle_embedder_adam",
+        zoo_heldout.circle_embedder,
+        64,
+        True,
+        "adam",
+        "circle",
+        (((32, 32, 3), "float32"),),
+        "CNN to an L2-normalised embedding at 32x32, circle loss on class ids, batch 64, Adam",
+        target_shapes=((),),
+    ),
+    ZooCase(
+        "volume_mae_regressor_rmspropwd",
+        zoo_heldout.volume_mae_regressor,
+        8,
+        True,
+        {"class_name": "RMSprop", "config": {"weight_decay": 1e-4}},
+        "mean_absolute_error",
+        (((32, 32, 32, 1), "float32"),),
+        "Conv3D with BatchNorm on 32^3 volumes, AdaptiveAveragePooling3D, batch 8, "
+        "RMSprop with weight decay, mean absolute error",
+    ),
+    ZooCase(
+        "rope_swiglu_decoder_adamw",
+        zoo_heldout.rope_swiglu_decoder,
+        8,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((256,), "int32"),),
+        "3-block causal decoder from keras.ops with rotary embeddings, RMSNormalization and "
+        "SwiGLU over 256 tokens, batch 8, AdamW",
+    ),
+    ZooCase(
+        "randaugment_cnn_adamax",
+        zoo_heldout.randaugment_cnn,
+        64,
+        True,
+        "adamax",
+        "sparse_categorical_crossentropy",
+        (((48, 48, 3), "float32"),),
+        "RandAugment, BatchNorm CNN at 48x48, batch 64, Adamax",
+    ),
+    ZooCase(
+        "masked_bilstm_average_rmsprop",
+        zoo_heldout.masked_bilstm_average,
+        32,
+        True,
+        "rmsprop",
+        "log_cosh",
+        (((300, 40), "float32"),),
+        "Masking, bidirectional LSTM averaged, LSTM over 300 steps, batch 32, RMSprop, log-cosh",
+    ),
+    ZooCase(
+        "resnet101v2_64_nadam",
+        zoo_heldout.resnet101v2_64,
+        32,
+        True,
+        "nadam",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "ResNet101V2 64x64, batch 32, Nadam",
+    ),
+    ZooCase(
+        "efficientnetv2s_96_sgd",
+        zoo_heldout.efficientnetv2s_96,
+        16,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "EfficientNetV2S 96x96, batch 16, SGD",
+    ),
+)
+_CASE_LIST += (
+    _variant("elastic_contrast_cnn_sgdwd", 96),
+    _variant("moe_token_mixer_adamclipv", 128, infer=True),
+    _variant("sortpool_point_net_nadam", 128),
+    _variant("circle_embedder_adam", 256),
+    _variant("volume_mae_regressor_rmspropwd", 32, infer=True),
+    _variant("rope_swiglu_decoder_adamw", 16, infer=True),
+    _variant("randaugment_cnn_adamax", 192),
+    _variant("masked_bilstm_average_rmsprop", 128, infer=True),
+    _variant("resnet101v2_64_nadam", 64, infer=True),
+    _variant("efficientnetv2s_96_sgd", 64, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

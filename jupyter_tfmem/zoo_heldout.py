@@ -3733,3 +3733,199 @@ def resnet152_96() -> Any:
 def efficientnetb2_96() -> Any:
     """EfficientNetB2 on 96x96 RGB, 10 classes."""
     return _keras().applications.EfficientNetB2(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+# --------------------------------------------------------------------------
+# Session 63 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def elastic_contrast_cnn() -> Any:
+    """``RandomElasticTransform``, ``AutoContrast`` and ``RandomColorJitter``
+    on 64x64 RGB in [0, 255] (training only), then a three-stage CNN.
+    (Keras 3.15's ``Equalization`` cannot be called on a symbolic tensor in a
+    functional model: "part of a cycle".)"""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.RandomElasticTransform(0.5, scale=0.5)(inp)
+    x = L.AutoContrast(value_range=(0, 255))(x)
+    x = L.RandomColorJitter(brightness_factor=0.2, contrast_factor=0.2)(x)
+    x = L.Rescaling(1 / 255)(x)
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(15)(x), name="elastic_contrast_cnn")
+
+
+def moe_token_mixer() -> Any:
+    """Two encoder blocks over 128 tokens whose feed-forward is a mixture of
+    eight experts: a softmax router keeps each token's top two
+    (``keras.ops.top_k``) and the experts run densely through ``einsum``."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    class MoE(L.Layer):
+        def __init__(self, experts: int, width: int, hidden: int, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.experts, self.width, self.hidden = experts, width, hidden
+
+        def build(self, input_shape: Any) -> None:
+            e, w, h = self.experts, self.width, self.hidden
+            self.router = self.add_weight(shape=(w, e), name="router")
+            self.w_in = self.add_weight(shape=(e, w, h), name="w_in")
+            self.w_out = self.add_weight(shape=(e, h, w), name="w_out")
+
+        def call(self, x: Any) -> Any:
+            probs = ops.softmax(ops.einsum("btw,we->bte", x, self.router))
+            top, _ = ops.top_k(probs, 2)
+            gates = ops.where(probs >= top[..., -1:], probs, 0.0)
+            hidden = ops.gelu(ops.einsum("btw,ewh->bteh", x, self.w_in))
+            out = ops.einsum("bteh,ehw->btew", hidden, self.w_out)
+            return ops.einsum("btew,bte->btw", out, gates)
+
+    inp = keras.Input((128,), dtype="int32")
+    x = L.Embedding(6000, 192)(inp)
+    for _ in range(2):
+        a = L.MultiHeadAttention(4, 48)(x, x)
+        x = L.LayerNormalization()(x + a)
+        x = L.LayerNormalization()(x + MoE(8, 192, 384)(x))
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(5)(x), name="moe_token_mixer")
+
+
+def sortpool_point_net() -> Any:
+    """A PointNet over 1,024 xyz points: shared per-point ``Conv1D`` layers,
+    then each channel's values sorted over the points (``keras.ops.sort``)
+    and the top 16 kept, flattened into a classifier."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((1024, 3))
+    x = L.Conv1D(64, 1, activation="relu")(inp)
+    x = L.Conv1D(128, 1, activation="relu")(x)
+    x = L.Conv1D(256, 1, activation="relu")(x)
+    x = L.Lambda(lambda t: ops.sort(t, axis=1)[:, -16:, :])(x)
+    x = L.Dropout(0.3)(L.Dense(256, activation="relu")(L.Flatten()(x)))
+    return keras.Model(inp, L.Dense(40)(x), name="sortpool_point_net")
+
+
+def circle_embedder() -> Any:
+    """A CNN on 32x32 RGB that ends in an L2-normalised 64-d embedding,
+    trained with the circle loss on class ids (metric learning)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = inp
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.Dense(64)(L.GlobalAveragePooling2D()(x))
+    x = L.UnitNormalization()(x)
+    return keras.Model(inp, x, name="circle_embedder")
+
+
+def volume_mae_regressor() -> Any:
+    """``Conv3D`` with BatchNorm on 32^3 single-channel volumes, pooled to
+    2x2x2 by ``AdaptiveAveragePooling3D``, regressing four quantities
+    (mean absolute error)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 32, 1))
+    x = inp
+    for width in (16, 32, 64):
+        x = L.Conv3D(width, 3, padding="same", use_bias=False)(x)
+        x = L.Activation("relu")(L.BatchNormalization()(x))
+        x = L.MaxPooling3D()(x)
+    x = L.Flatten()(L.AdaptiveAveragePooling3D((2, 2, 2))(x))
+    return keras.Model(inp, L.Dense(4)(x), name="volume_mae_regressor")
+
+
+def rope_swiglu_decoder() -> Any:
+    """A causal decoder over 256 tokens written from ``keras.ops``: rotary
+    position embeddings, causal softmax attention by ``einsum``,
+    ``RMSNormalization`` and a SwiGLU feed-forward; three 256-wide blocks
+    and a next-token head over 4,000 ids."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    seq, width, heads = 256, 256, 4
+    dim = width // heads
+
+    class Attention(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.qkv = L.Dense(3 * width, use_bias=False)
+            self.out = L.Dense(width, use_bias=False)
+            self.qkv.build(input_shape)
+            self.out.build(input_shape)
+
+        def call(self, x: Any) -> Any:
+            q, k, v = ops.split(ops.reshape(self.qkv(x), (-1, seq, 3, heads, dim)), 3, axis=2)
+            q, k, v = (ops.squeeze(t, 2) for t in (q, k, v))
+            half = dim // 2
+            freq = 1.0 / (10000.0 ** (ops.arange(half, dtype="float32") / half))
+            angle = ops.arange(seq, dtype="float32")[:, None] * freq[None, :]
+            cos, sin = ops.cos(angle)[:, None, :], ops.sin(angle)[:, None, :]
+
+            def rotate(t: Any) -> Any:
+                a, b = t[..., :half], t[..., half:]
+                return ops.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+            scores = ops.einsum("bqhd,bkhd->bhqk", rotate(q), rotate(k)) / dim**0.5
+            mask = ops.tril(ops.ones((seq, seq), dtype="bool"))
+            scores = ops.where(mask, scores, -1e9)
+            att = ops.einsum("bhqk,bkhd->bqhd", ops.softmax(scores, axis=-1), v)
+            return self.out(ops.reshape(att, (-1, seq, width)))
+
+    inp = keras.Input((seq,), dtype="int32")
+    x = L.Embedding(4000, width)(inp)
+    for _ in range(3):
+        x = x + Attention()(L.RMSNormalization()(x))
+        h = L.RMSNormalization()(x)
+        gate = L.Dense(4 * width, activation="silu", use_bias=False)(h)
+        up = L.Dense(4 * width, use_bias=False)(h)
+        x = x + L.Dense(width, use_bias=False)(L.Multiply()([gate, up]))
+    x = L.RMSNormalization()(x)
+    return keras.Model(inp, L.Dense(4000)(x), name="rope_swiglu_decoder")
+
+
+def randaugment_cnn() -> Any:
+    """``RandAugment`` (two random operations a picture, training only) on
+    48x48 RGB in [0, 255], then a CNN with BatchNorm."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((48, 48, 3))
+    x = L.RandAugment(value_range=(0, 255))(inp)
+    x = L.Rescaling(1 / 255)(x)
+    for width in (32, 64, 96):
+        x = L.Conv2D(width, 3, padding="same", use_bias=False)(x)
+        x = L.Activation("relu")(L.BatchNormalization()(x))
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="randaugment_cnn")
+
+
+def masked_bilstm_average() -> Any:
+    """A ``Masking`` layer over 300 steps of 40 float features into a
+    bidirectional LSTM whose directions are averaged (``merge_mode="ave"``),
+    then a second LSTM (log-cosh regression of 2 values)."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((300, 40))
+    x = L.Masking()(inp)
+    x = L.Bidirectional(L.LSTM(128, return_sequences=True), merge_mode="ave")(x)
+    x = L.LSTM(64)(x)
+    return keras.Model(inp, L.Dense(2)(x), name="masked_bilstm_average")
+
+
+def resnet101v2_64() -> Any:
+    """ResNet101V2 (keras.applications, no weights) on 64x64 RGB, 10 classes."""
+    return _keras().applications.ResNet101V2(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def efficientnetv2s_96() -> Any:
+    """EfficientNetV2S on 96x96 RGB, 10 classes, its own rescaling kept."""
+    return _keras().applications.EfficientNetV2S(weights=None, input_shape=(96, 96, 3), classes=10)
