@@ -577,6 +577,30 @@ def test_tfs_cross_entropy_writes_its_gradient_into_logits_nobody_else_reads():
     assert kept == [logits, logits]  # the logits are returned: the gradient needs its own
 
 
+@pytest.mark.parametrize("op", ["LeftShift", "RightShift", "BitwiseAnd", "Invert", "Atan"])
+def test_tfs_integer_and_trigonometric_cwise_ops_write_into_an_input_nobody_else_reads(op):
+    """Every ``BinaryOp``/``UnaryOp`` kernel forwards an input it may reuse
+    (RandAugment's posterisation shifts uint8 pictures: the replay allocated
+    four 1.7 MiB outputs TF's log does not have)."""
+    from jupyter_tfmem.engine.opsem import FORWARDING_OPS
+
+    size = 64 * 1024 * 4
+    dtype = "float32" if op == "Atan" else "int32"
+    logged = step_allocations(
+        """
+        def RUN(case, x):
+            z = x + x  # the step's own buffer, read once
+            op = getattr(tf.raw_ops, case["op"])
+            if case["op"] in ("Invert", "Atan"):
+                return op(x=z)
+            return op(x=z, y=tf.ones_like(x)) if case["op"] == "BitwiseAnd" else op(x=z, y=x)
+        """,
+        [{"inputs": [([64, 1024], dtype)], "op": op}],
+    )[0]
+    assert logged.count(size) == 1  # z only: the op's output is written over it
+    assert op in FORWARDING_OPS
+
+
 def test_tfs_list_from_a_tensor_allocates_each_row_on_its_own():
     """TensorListFromTensor copies every row into an element of its own: the
     replay's list is that many allocations (``Buffer.pieces``), not one."""
