@@ -281,6 +281,7 @@ def estimate_worker(names: list[str], out: str) -> None:
                 )
                 row["estimate"] = int(footprint.peak_bytes)
                 row["estimate_range"] = [int(v) for v in footprint.peak_range]
+                row["scenarios"] = dict(footprint.scenario_peaks)
             except Exception as exc:
                 row["estimate_error"] = f"{type(exc).__name__}: {exc}"[:300]
             row["estimate_seconds"] = round(time.perf_counter() - started, 3)
@@ -787,6 +788,12 @@ def main(argv: list[str] | None = None) -> int:
         "avx2,avx512f,avx512bw,avx512_vnni,avx512_bf16",
     )
     parser.add_argument("--measure-only", action="store_true", help="skip the estimates")
+    parser.add_argument(
+        "--save-estimates",
+        metavar="PATH",
+        help="also write each case's estimate, range and every schedule's peak as JSON "
+        "(to score another choice of point estimate without estimating again)",
+    )
     parser.add_argument("--estimate-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -826,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
         print("estimating in a child process...", flush=True)
         vendor = args.as_vendor or (cpu_vendor_of(args.as_cpu) if args.as_cpu else None)
         estimates = run_estimates([c.name for c in cases], env, vendor, flags)
+        if args.save_estimates:
+            Path(args.save_estimates).write_text(json.dumps(estimates, indent=1), encoding="utf-8")
     rows = build_rows(cases, measured, estimates)
     print()
     print_report(rows)

@@ -212,3 +212,20 @@ def test_a_topped_up_record_counts_all_of_its_processes_in_its_note():
         "7 fresh process(es), BFC allocator, peak of one step",
     ]
     assert merged["measured_on"] == "2026-12-01 and 2026-12-06"
+
+
+def test_save_estimates_writes_what_the_estimate_process_returned(monkeypatch, tmp_path):
+    names = [c for c in accuracy.CASES if not accuracy.is_16bit(get_case(c))][:1]
+    cache = {accuracy.cache_key(n, {}, CPU): _record(10.0, 9.0, 11.0) for n in names}
+    monkeypatch.setattr(accuracy, "load_cache", lambda path=None: cache)
+    row = {"estimate": 11 * MIB, "estimate_range": [9 * MIB, 12 * MIB], "scenarios": {"x": 9}}
+
+    def fake_run(cmd, env, **kwargs):  # the estimate process, not run
+        Path(cmd[cmd.index("--out") + 1]).write_text(json.dumps({names[0]: row}))
+        return type("Done", (), {"returncode": 0, "stderr": ""})()
+
+    monkeypatch.setattr(accuracy.subprocess, "run", fake_run)
+    saved = tmp_path / "estimates.json"
+    args = ["--cases", names[0], "--as-cpu", CPU, "--as-flags", "avx2", "--save-estimates"]
+    assert accuracy.main([*args, str(saved)]) == 0
+    assert json.loads(saved.read_text()) == {names[0]: row}
