@@ -3290,6 +3290,9 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
         dtype = props1.get(nd.name, [(None, None)])[0][1]
         if ins is None or outs is None or dtype is None or dtype.size == 0:
             continue
+        if _identity_slice(nd, node, ins, outs, consts):
+            node.view_of = src  # TF's slice kernels hand out the input itself
+            continue
         if not all(len(s) >= 2 and s[0] > 0 for s in ins):
             continue
         if nd.op == "Unpack":
@@ -3316,6 +3319,23 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
                 continue  # another dimension is cut too: the kernel copies
         if all((math.prod(s[1:]) * dtype.size) % _VIEW_ALIGN == 0 for s in ins):
             node.view_of = src
+
+
+def _identity_slice(nd, node, ins, outs, consts) -> bool:
+    """Whether a slice takes all of its input (``is_identity`` in TF's slice kernels).
+
+    ``Slice`` and ``StridedSlice`` then set their output to the input's
+    tensor and allocate nothing: Keras' int4 ``Dense`` cuts its unpacked
+    kernel to the layer's rows with ``x[:rows, ...]``, all of them.
+    """
+    if nd.op not in ("Slice", "StridedSlice") or ins != outs:
+        return False
+    if nd.op == "Slice":
+        return True
+    if nd.attr["shrink_axis_mask"].i or nd.attr["new_axis_mask"].i or len(node.inputs) < 4:
+        return False
+    strides = _const_values(consts, node.inputs[3][0])
+    return bool(strides) and all(s == 1 for s in strides)
 
 
 def _mark_free_transposes(graph_def, nodes, props1, props2) -> None:

@@ -702,6 +702,48 @@ def test_rows_of_whole_64_byte_blocks_are_views_of_the_input():
     assert not [node for node in _cut_graph(3).values() if node.view_of is not None]
 
 
+def test_a_slice_that_takes_all_of_its_input_is_the_input():
+    """TF's slice kernels set their output to the input when the slice is the
+    whole of it (``is_identity``), in any layout: Keras' int4 ``Dense`` cuts
+    its unpacked kernel with ``x[:rows, ...]``.  TF's log of the step has no
+    allocation for it; the rule makes it a view, rows aligned or not."""
+    import tensorflow as tf
+
+    logged = step_allocations(
+        """
+        def RUN(case, x):
+            z = x + x  # the step's own buffer
+            return tf.nn.relu(z[:64, ...]) if case["whole"] else tf.nn.relu(z[:63, ...])
+        """,
+        [{"inputs": [([64, 1000], "int32")], "whole": whole} for whole in (True, False)],
+    )
+    size = 64 * 1000 * 4
+    whole, part = ([s for s in sizes if s >= 63 * 1000 * 4] for sizes in logged)
+    assert whole == [size]  # z only: the slice is z, and the Relu writes over it
+    assert len(part) == 2  # z, and its 63 rows (the Relu writes over those)
+
+    with tf.Graph().as_default() as graph:
+        x = tf.compat.v1.placeholder(tf.float32, (None, 3), name="x")
+        tf.identity(x[:, :3], name="all")  # 12-byte rows: not a dim-0 view
+        tf.identity(x[..., ::-1], name="reversed")  # as long, but not the input
+        tf.identity(x[:, 1:], name="cut")
+        tf.slice(x, [0, 0], [-1, 3], name="sliced")
+
+    def props(n: int) -> dict:
+        return {
+            op.name: [(tuple(n if d is None else d for d in o.shape), o.dtype) for o in op.outputs]
+            for op in graph.get_operations()
+        }
+
+    nodes = {
+        op.name: Node(op.name, op.type, [(i.op.name, i.value_index) for i in op.inputs], [], [])
+        for op in graph.get_operations()
+    }
+    _mark_dim0_views(graph.as_graph_def(), nodes, props(2), props(5))
+    views = {name for name, node in nodes.items() if node.view_of == 0}
+    assert views == {"strided_slice", "sliced"}, views
+
+
 def test_a_view_keeps_its_input_alive_until_the_last_row_is_read():
     f32 = (1.0, 0.0, F32)
     nodes = {
