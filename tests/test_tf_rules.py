@@ -666,6 +666,12 @@ def _cut_graph(inner: int) -> dict[str, Node]:
         tf.identity(x[::2], name="every_other")
         tf.identity(x[:, 1], name="column")
         tf.slice(x, [1, 0, 0], [2, -1, -1], name="sliced")
+    return _marked_views(graph, 2, 3)
+
+
+def _marked_views(graph, n1: int, n2: int) -> dict[str, Node]:
+    """``graph``'s ops as nodes marked by ``_mark_dim0_views``, its unknown
+    dimensions traced as ``n1`` and ``n2``."""
 
     def props(n: int) -> dict:
         return {
@@ -677,7 +683,7 @@ def _cut_graph(inner: int) -> dict[str, Node]:
         op.name: Node(op.name, op.type, [(i.op.name, i.value_index) for i in op.inputs], [], [])
         for op in graph.get_operations()
     }
-    _mark_dim0_views(graph.as_graph_def(), nodes, props(2), props(3))
+    _mark_dim0_views(graph.as_graph_def(), nodes, props(n1), props(n2))
     return nodes
 
 
@@ -728,18 +734,7 @@ def test_a_slice_that_takes_all_of_its_input_is_the_input():
         tf.identity(x[..., ::-1], name="reversed")  # as long, but not the input
         tf.identity(x[:, 1:], name="cut")
         tf.slice(x, [0, 0], [-1, 3], name="sliced")
-
-    def props(n: int) -> dict:
-        return {
-            op.name: [(tuple(n if d is None else d for d in o.shape), o.dtype) for o in op.outputs]
-            for op in graph.get_operations()
-        }
-
-    nodes = {
-        op.name: Node(op.name, op.type, [(i.op.name, i.value_index) for i in op.inputs], [], [])
-        for op in graph.get_operations()
-    }
-    _mark_dim0_views(graph.as_graph_def(), nodes, props(2), props(5))
+    nodes = _marked_views(graph, 2, 5)
     views = {name for name, node in nodes.items() if node.view_of == 0}
     assert views == {"strided_slice", "sliced"}, views
 
