@@ -493,13 +493,15 @@ directions are averaged -5.7% (RMSprop, log-cosh) and +19.7% (inference at
 128; TF's runs 73.3 to 90.4 MiB); ResNet101V2 -0.8% (Nadam) and -0.1%
 (inference at 64); EfficientNetV2S -0.6% (SGD) and -0.1% (inference at
 64).  Median |error| 1.2%, worst 19.7% (17.7% against the first 3 runs),
-3 over 10%, 2 over 15%; every case could be estimated.  The three misses
-hold the same tensors as TF at the peak and lose it to fragmentation: the
-Conv3D net and the BiLSTM's inference land on TF's upper mode where the
-schedule with concurrent kernels taking turns lands on its median (70.4
-and 77.5 MiB), and RandAugment's warm-up step leaves the allocator's free
-lists otherwise than TF's first step does (TF's history with the
-estimate's step: 113.9 MiB against TF's 110.1 to 116.5).  Keras 3.15's
+3 over 10%, 2 over 15%; every case could be estimated.  TF's own runs
+spread 6% to 20% in the three misses.  The two profiled hold the same
+tensors as TF at the peak and lose it to fragmentation: the BiLSTM's
+inference by its step's order (the schedule with concurrent kernels taking
+turns gives 77.5 MiB), RandAugment because its warm-up step leaves the
+allocator's free lists otherwise than TF's first step does (TF's history
+with the estimate's step: 113.9 MiB against TF's 110.1 to 116.5).  The
+Conv3D net's runs have two modes; the estimate is on the upper one, the
+taking-turns schedule (70.4 MiB) near the lower.  Keras 3.15's
 ``Equalization`` could not be used: it cannot be called on a symbolic
 tensor in a functional model.
 """
