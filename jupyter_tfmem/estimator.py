@@ -3308,10 +3308,7 @@ def _mark_dim0_views(graph_def, nodes, props1, props2) -> None:
             if nd.op == "StridedSlice":
                 masks = {k: nd.attr[k].i for k in ("ellipsis_mask", "new_axis_mask")}
                 shrink = nd.attr["shrink_axis_mask"].i
-                strides = _const_values(consts, node.inputs[3][0]) if len(node.inputs) > 3 else None
-                if any(masks.values()) or shrink not in (0, 1) or not strides:
-                    continue
-                if any(s != 1 for s in strides):
+                if any(masks.values()) or shrink not in (0, 1) or not _unit_strides(node, consts):
                     continue
                 if shrink:
                     cut = [(1, *o) for o in outs]
@@ -3332,9 +3329,14 @@ def _identity_slice(nd, node, ins, outs, consts) -> bool:
         return False
     if nd.op == "Slice":
         return True
-    if nd.attr["shrink_axis_mask"].i or nd.attr["new_axis_mask"].i or len(node.inputs) < 4:
+    if nd.attr["shrink_axis_mask"].i or nd.attr["new_axis_mask"].i:
         return False
-    strides = _const_values(consts, node.inputs[3][0])
+    return _unit_strides(node, consts)
+
+
+def _unit_strides(node, consts) -> bool:
+    """Whether a ``StridedSlice``'s strides are a known constant of all ones."""
+    strides = _const_values(consts, node.inputs[3][0]) if len(node.inputs) > 3 else None
     return bool(strides) and all(s == 1 for s in strides)
 
 

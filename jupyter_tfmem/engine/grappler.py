@@ -1040,10 +1040,10 @@ def stored_shapes(graph_def: graph_pb2.GraphDef, props: dict[str, TensorProps]) 
             if shape_op is None or shape_op.op != "Shape" or not shape_op.input:
                 return None
             read, port = source(shape_op.input[0])
-            entries = props.get(read.name) if read is not None else None
-            if not entries or len(entries) <= port or entries[port][0] is None:
+            shape = _known_shape(props, f"{read.name}:{port}") if read is not None else None
+            if shape is None:
                 return None
-            shapes.add(tuple(entries[port][0]))
+            shapes.add(tuple(shape))
         return shapes.pop() if len(shapes) == 1 else None
 
     consumers: dict[str, list[tuple[Any, int]]] = {}
