@@ -3959,3 +3959,189 @@ def resnet101v2_64() -> Any:
 def efficientnetv2s_96() -> Any:
     """EfficientNetV2S on 96x96 RGB, 10 classes, its own rescaling kept."""
     return _keras().applications.EfficientNetV2S(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+# --------------------------------------------------------------------------
+# Session 64 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def augmix_cnn() -> Any:
+    """``AugMix`` (three chains of up to three operations mixed with the
+    original, training only) on 32x32 RGB in [0, 255], then a CNN."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((32, 32, 3))
+    x = L.AugMix(value_range=(0, 255))(inp)
+    x = L.Rescaling(1 / 255)(x)
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="augmix_cnn")
+
+
+def cutmix_mixup_cnn() -> Any:
+    """``CutMix`` then ``MixUp`` on 64x64 RGB pictures (training only; the
+    labels are left alone), then a BatchNorm CNN."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 3))
+    x = L.MixUp()(L.CutMix()(inp))
+    for width in (32, 64, 128, 256):
+        x = L.Conv2D(width, 3, padding="same", use_bias=False)(x)
+        x = L.Activation("relu")(L.BatchNormalization()(x))
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(20)(x), name="cutmix_mixup_cnn")
+
+
+def clahe_gray_cnn() -> Any:
+    """Contrast-limited adaptive histogram equalisation on 64x64 greyscale
+    pictures in [0, 255] (applied in training and inference alike), then
+    a CNN."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((64, 64, 1))
+    x = L.ContrastLimitedAdaptiveHistogramEqualization(value_range=(0, 255))(inp)
+    x = L.Rescaling(1 / 255)(x)
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, padding="same", activation="relu")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(8)(x), name="clahe_gray_cnn")
+
+
+def residual_subpixel_sr() -> Any:
+    """A 4x super-resolution net: convolutions on a 32x32 RGB picture, then
+    two sub-pixel upsamplings (``keras.ops.depth_to_space``) to 128x128."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((32, 32, 3))
+    x = L.Conv2D(64, 5, padding="same", activation="relu")(inp)
+    for _ in range(4):
+        x = x + L.Conv2D(64, 3, padding="same", activation="relu")(x)
+    for _ in range(2):
+        x = L.Conv2D(256, 3, padding="same")(x)
+        x = L.Lambda(lambda t: ops.depth_to_space(t, 2))(x)
+        x = L.Activation("relu")(x)
+    return keras.Model(inp, L.Conv2D(3, 3, padding="same")(x), name="residual_subpixel_sr")
+
+
+def glu_conv_lm() -> Any:
+    """A gated convolutional language model over 512 tokens: causal
+    ``Conv1D`` layers whose halves gate each other (``keras.ops.glu``) with
+    residuals, and a next-token head over 3,000 ids."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((512,), dtype="int32")
+    x = L.Embedding(3000, 128)(inp)
+    for _ in range(4):
+        h = L.Conv1D(256, 5, padding="causal")(x)
+        x = x + L.Lambda(lambda t: ops.glu(t, axis=-1))(h)
+    return keras.Model(inp, L.Dense(3000)(x), name="glu_conv_lm")
+
+
+def graph_message_passer() -> Any:
+    """Message passing on graphs of 256 nodes and 1,024 directed edges: each
+    round gathers the sources' states along the edges
+    (``keras.ops.take_along_axis``) and sums them at the destinations (a
+    one-hot ``einsum``); the graph's mean state gives class probabilities,
+    trained with the generalised cross-entropy on class ids."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    nodes, feats = 256, 32
+
+    class Propagate(L.Layer):
+        def call(self, h: Any, src: Any, dst: Any) -> Any:
+            messages = ops.take_along_axis(h, ops.expand_dims(src, -1), axis=1)
+            at = ops.one_hot(dst, nodes, dtype=h.dtype)
+            return ops.einsum("bef,ben->bnf", messages, at)
+
+    x_in = keras.Input((nodes, feats), name="nodes")
+    src = keras.Input((1024,), dtype="int32", name="src")
+    dst = keras.Input((1024,), dtype="int32", name="dst")
+    h = L.Dense(128, activation="relu")(x_in)
+    for _ in range(3):
+        h = L.Dense(128, activation="relu")(L.Concatenate()([h, Propagate()(h, src, dst)]))
+    h = L.GlobalAveragePooling1D()(h)
+    out = L.Dense(6, activation="softmax")(h)
+    return keras.Model([x_in, src, dst], out, name="graph_message_passer")
+
+
+def sdpa_vit() -> Any:
+    """A small ViT on 56x56 RGB: 4x4 patches (196 tokens of 192), four
+    blocks whose attention is ``keras.ops.dot_product_attention`` on
+    heads split by reshapes, with pre-LayerNorm and a GELU MLP."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    tokens, width, heads = 196, 192, 3
+
+    class Attention(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.qkv = L.Dense(3 * width)
+            self.out = L.Dense(width)
+            self.qkv.build(input_shape)
+            self.out.build(input_shape)
+
+        def call(self, x: Any) -> Any:
+            qkv = ops.reshape(self.qkv(x), (-1, tokens, 3, heads, width // heads))
+            q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+            att = ops.dot_product_attention(q, k, v)
+            return self.out(ops.reshape(att, (-1, tokens, width)))
+
+    inp = keras.Input((56, 56, 3))
+    x = L.Reshape((tokens, width))(L.Conv2D(width, 4, strides=4)(inp))
+    x = x + L.Embedding(tokens, width)(ops.arange(tokens))
+    for _ in range(4):
+        x = x + Attention()(L.LayerNormalization()(x))
+        h = L.Dense(4 * width, activation="gelu")(L.LayerNormalization()(x))
+        x = x + L.Dense(width)(h)
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(10)(x), name="sdpa_vit")
+
+
+def global_filter_net() -> Any:
+    """A global-filter network over 1,024 steps of 64 channels: each block
+    takes the sequence to frequencies (``keras.ops.rfft``), multiplies by a
+    learned complex filter and comes back (``keras.ops.irfft``), then a
+    channel MLP; sequence regression to 3 values."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    steps, chans = 1024, 64
+
+    class GlobalFilter(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.re = self.add_weight(shape=(chans, steps // 2 + 1), name="re")
+            self.im = self.add_weight(shape=(chans, steps // 2 + 1), name="im")
+
+        def call(self, x: Any) -> Any:
+            re, im = ops.rfft(ops.transpose(x, (0, 2, 1)))
+            out_re = re * self.re - im * self.im
+            out_im = re * self.im + im * self.re
+            return ops.transpose(ops.irfft((out_re, out_im), fft_length=steps), (0, 2, 1))
+
+    inp = keras.Input((steps, 16))
+    x = L.Dense(chans)(inp)
+    for _ in range(3):
+        x = x + GlobalFilter()(L.LayerNormalization()(x))
+        h = L.Dense(2 * chans, activation="gelu")(L.LayerNormalization()(x))
+        x = x + L.Dense(chans)(h)
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(3)(x), name="global_filter_net")
+
+
+def efficientnetv2b3_96() -> Any:
+    """EfficientNetV2B3 on 96x96 RGB, 10 classes, its own rescaling kept."""
+    return _keras().applications.EfficientNetV2B3(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def convnext_base_64() -> Any:
+    """ConvNeXtBase (about 88M parameters, no weights) on 64x64 RGB, 10 classes."""
+    return _keras().applications.ConvNeXtBase(weights=None, input_shape=(64, 64, 3), classes=10)
