@@ -26,6 +26,7 @@ import time
 import traceback
 from typing import Any
 
+from jupyter_tfmem.loss_configs import losses_from_spec
 from jupyter_tfmem.measurement import DEFAULT_LOSS, DEFAULT_OPTIMIZER, until_applied, warm_up
 from jupyter_tfmem.optimizer_configs import optimizer_from_config
 from jupyter_tfmem.shapes import label_targets, normalize_shapes, require_target_shapes
@@ -161,7 +162,7 @@ def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> 
             config["optimizer"] = optimizer_from_config(optimizer)
             notes.append("optimizer overridden; rest of the model's compile config kept")
         if loss is not None:
-            config["loss"] = _deserialize_loss(keras, loss)
+            config["loss"] = losses_from_spec(loss)
             notes.append("loss overridden; rest of the model's compile config kept")
         model.compile(**config)
         return
@@ -174,18 +175,8 @@ def _compile(keras: Any, model: Any, spec: dict[str, Any], notes: list[str]) -> 
         loss = DEFAULT_LOSS
         notes.append(f"no loss given and model not compiled: used {DEFAULT_LOSS!r} per output")
     else:
-        loss = _deserialize_loss(keras, loss)
+        loss = losses_from_spec(loss)
     model.compile(optimizer=optimizer, loss=loss)
-
-
-def _deserialize_loss(keras: Any, loss: Any) -> Any:
-    if isinstance(loss, str):
-        return loss
-    if isinstance(loss, list):
-        return [_deserialize_loss(keras, item) for item in loss]
-    if isinstance(loss, dict) and "class_name" not in loss:
-        return {key: _deserialize_loss(keras, item) for key, item in loss.items()}
-    return keras.losses.deserialize(loss)
 
 
 def _loss_name(loss: Any) -> str:

@@ -472,10 +472,10 @@ def _load(args: argparse.Namespace, training: bool) -> _Source:
 def _check_loss(name: str | None) -> None:
     if name is None:
         return
-    import keras
+    from .loss_configs import loss_from_spec
 
     try:
-        keras.losses.get(name)
+        loss_from_spec(name)
     except (ValueError, TypeError):
         raise UsageError(
             f"unknown loss {name!r}; give a Keras loss name such as "

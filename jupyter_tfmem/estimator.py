@@ -23,6 +23,7 @@ from .engine.folding import is_folded
 from .engine.loops import enter_frame_of, exit_frame_of
 from .engine.loops import frame_of as _frame_of
 from .footprint import ALLOCATOR_ROW_NAME, CATEGORIES, Footprint, LayerInfo, PeakLine, PeakScenario
+from .loss_configs import losses_from_spec
 from .multi_optimizers import OptimizerChoiceError, chosen_for, picks_by_function
 from .optimizer_configs import optimizer_from_config
 from .overhead import DEFAULT_OVERHEAD
@@ -405,6 +406,7 @@ def _resolve_loss(model: Any, loss: Any, notes: list[str]) -> tuple[Any, str]:
         loss = DEFAULT_LOSS
     output_names = getattr(model, "output_names", None)
     try:
+        loss = losses_from_spec(loss)  # names Keras's registry refuses, too
         compile_loss = CompileLoss(loss, loss_weights, output_names=output_names)
     except (ValueError, TypeError) as err:
         raise ValueError(f"cannot use loss {loss!r}: {err}") from None
@@ -640,16 +642,16 @@ def _target_specs(
             lambda s: keras.KerasTensor((1, *s.shape[1:]), dtype=s.dtype.name), x_specs
         )
         outputs = tf.nest.flatten(model.compute_output_spec(sym))
-    sparse = "sparse" in loss_desc
+    labels = label_targets(loss_desc)
     given = normalize_shapes(target_shapes, len(outputs), "target")
     require_target_shapes(loss_desc, given)
     specs = []
     for i, kt in enumerate(outputs):
         shape = tuple(kt.shape)[1:]
         if given is not None:
-            dtype = tf.int32 if label_targets(loss_desc) else tf.as_dtype(kt.dtype)
+            dtype = tf.int32 if labels else tf.as_dtype(kt.dtype)
             specs.append(tf.TensorSpec((None, *given[i]), dtype))
-        elif sparse:
+        elif labels:
             specs.append(tf.TensorSpec((None, *shape[:-1]), tf.int32))
         else:
             specs.append(tf.TensorSpec((None, *shape), tf.as_dtype(kt.dtype)))

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .loss_configs import losses_from_spec
+
 #: Human-readable list used in error messages and the CLI's help.
 SUPPORTED_FORMATS = ".keras file, .h5/.hdf5 file, or a TensorFlow SavedModel directory"
 
@@ -168,7 +170,7 @@ def _recompile(model: Any, path: Path, fmt: str, exc: BaseException) -> str:
             return failed
         config = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
         optimizer = keras.optimizers.deserialize(config["optimizer_config"])
-        loss = keras.losses.get(config.get("loss"))
+        loss = losses_from_spec(config.get("loss"))
         model.compile(optimizer=optimizer, loss=loss)
     except Exception:  # whatever is in the file, fall back to an uncompiled model
         return failed

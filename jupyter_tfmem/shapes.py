@@ -30,9 +30,17 @@ def parse_shape(text: str, flag: str) -> tuple[int, ...]:
 
 
 def label_targets(loss_name: str) -> bool:
-    """Whether a loss takes integer class ids as targets (sparse losses, CTC)."""
+    """Whether a loss takes integer class ids as targets, not tensors like the outputs.
+
+    The sparse cross-entropies and CTC, and two whose names do not say it:
+    Keras's generalised cross-entropy (``categorical_generalized_cross_entropy``,
+    despite "categorical") and its circle loss, each one id per example.
+    """
     name = loss_name.lower()
-    return "sparse" in name or "ctc" in name
+    if "sparse" in name or "ctc" in name or "generalizedcrossentropy" in name.replace("_", ""):
+        return True
+    # a word: a user's "semicircle_fit" is not Keras's circle loss
+    return re.search(r"\bcircle\b", name) is not None
 
 
 def require_target_shapes(loss_name: str, target_shapes: Any) -> None:
