@@ -14,6 +14,7 @@ import functools
 import gc
 import itertools
 import math
+import random
 import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence, Set
@@ -661,6 +662,37 @@ def _target_specs(
 # -- tracing and replay -----------------------------------------------------------
 
 
+class _python_random_fixed:
+    """Python's ``random`` seeded the same for every trace, and given back after.
+
+    Keras 3.15's ``AugMix`` picks each chain's operations with
+    ``random.choice`` while the step is traced, so every trace built another
+    graph: the two batch sizes' traces of one estimate could differ, and two
+    estimates of the same model gave 47.3 and 45.2 MiB (TF's own runs, each
+    a fresh process with its own draw, spread 22%).  The user's random state
+    is restored, so estimating does not move their next draw.
+    """
+
+    #: what the estimate's notes say when a trace drew from it
+    NOTE = (
+        "The model draws from Python's random module while its step is traced "
+        "(Keras's AugMix picks its operations so): each process that trains it builds "
+        "another graph. Estimated for one fixed draw; TF's peak varies with the draw."
+    )
+
+    def __init__(self) -> None:
+        self.used = False
+
+    def __enter__(self) -> None:
+        self.state = random.getstate()
+        random.seed(0)
+        self.seeded = random.getstate()
+
+    def __exit__(self, *exc: object) -> None:
+        self.used = self.used or random.getstate() != self.seeded
+        random.setstate(self.state)
+
+
 class _gc_paused:
     """No cyclic garbage collection while the step is traced and replayed.
 
@@ -749,9 +781,11 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes, fix
 
     metrics = _step_metrics(model, training, notes)
 
+    draws = _python_random_fixed()
+
     def trace(batch, update_from=None):
-        with tape_sizes(sizes, replay=batch != b1):
-            return trace_step(
+        with tape_sizes(sizes, replay=batch != b1), draws:
+            traced = trace_step(
                 model,
                 training=training,
                 x_specs=_with_batch_dim(x_specs, batch),
@@ -761,6 +795,9 @@ def _trace_and_infer(model, training, x_specs, y_specs, loss_fn, opt, notes, fix
                 update_from=update_from,
                 metrics=metrics,
             )
+        if draws.used and draws.NOTE not in notes:
+            notes.append(draws.NOTE)
+        return traced
 
     def retrace(batch, first):
         """The step traced at ``batch`` and Grappler's first pass over it.

@@ -772,6 +772,30 @@ def test_a_model_with_its_own_train_step_gets_a_note():
     assert not any(note in n for n in jt.estimate(plain, 8, optimizer="sgd", loss="mse").notes)
 
 
+def test_a_model_that_draws_from_pythons_random_while_traced_is_estimated_for_one_draw():
+    import random
+
+    class Pick(keras.layers.Layer):  # as Keras's AugMix picks its operations
+        def call(self, x):
+            if random.random() < 0.5:
+                return x + 1.0
+            return keras.ops.mean(keras.ops.tile(x[:, None, :], (1, 64, 1)), axis=1)
+
+    inp = keras.Input((256,))
+    model = keras.Model(inp, keras.layers.Dense(4)(Pick()(keras.layers.Dense(256)(inp))))
+    peaks = set()
+    for seed in range(4):  # the first draws of seeds 0 to 3 take both branches
+        random.seed(seed)
+        before = random.getstate()
+        fp = jt.estimate(model, 32, training=False)
+        assert random.getstate() == before  # the user's next draw is theirs
+        assert any("Python's random" in n for n in fp.notes)
+        peaks.add(fp.peak_bytes)
+    assert len(peaks) == 1
+    plain = keras.Model(inp, keras.layers.Dense(4)(inp))
+    assert not any("Python's random" in n for n in jt.estimate(plain, 32, training=False).notes)
+
+
 def test_a_model_that_takes_a_boolean_mask_is_estimated():
     tokens = keras.Input((16, 64))
     mask = keras.Input((16,), dtype="bool")
