@@ -81,6 +81,19 @@ pixel's column had ``cols`` more entries and the result ``rows`` more
 channels.  It takes about two minutes.
 
     python benchmarks/kernel_costs.py --few-channels
+
+With ``--pairs`` it starts two kernels together in one ``tf.function`` (as
+TF's executor starts two ready ops on its inter-op threads) and reads when
+each ends (``tf.timestamp`` after each), over several runs in one process,
+beside each kernel's time alone: convolution gradients with 3 to 128
+channels, two matrix products, and a clip with its mask.  Each run is
+"side by side" (each ends within 1.25 times its time alone), "turns" (one
+does, the other ends after it: one got the cores first) or "shared"
+(neither does).  These are the
+schedules of ``executor.simulate``: side by side is its default,
+``shared_cores`` the other two.  It takes about a minute.
+
+    python benchmarks/kernel_costs.py --pairs
 """
 
 from __future__ import annotations
@@ -191,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         help="time only Eigen's max-pooling gradient against an element-wise product, per byte",
     )
     parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="start two kernels together and tell, run by run, whether they ran side by side, "
+        "took turns or shared the cores",
+    )
+    parser.add_argument(
         "--few-channels",
         action="store_true",
         help="time only Eigen's convolutions with 1 to 64 channels and fit their pads",
@@ -208,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.few_channels:
         few_channel_convolutions(tf)
+        return 0
+    if args.pairs:
+        concurrent_pairs(tf, max(args.rounds, 7))
         return 0
 
     if args.channels:
@@ -606,6 +628,100 @@ def few_channel_convolutions(tf) -> None:
             f"TF over the model {min(ratios):.2f} to {max(ratios):.2f}, "
             f"geometric mean {_geomean(ratios):.2f}"
         )
+
+
+#: (batch, height, width, in channels, out channels) of ``--pairs``' convolutions
+PAIR_CONVOLUTIONS = [
+    (16, 128, 128, 64, 3),
+    (16, 128, 128, 64, 16),
+    (16, 128, 128, 3, 64),
+    (16, 64, 64, 64, 64),
+    (16, 32, 32, 128, 128),
+]
+
+
+def pair_mode(alone: tuple[float, float], ends: tuple[float, float]) -> str:
+    """How two kernels started together shared the machine, from when each ended.
+
+    ``alone`` is each one's time alone, ``ends`` when each ended, in the same
+    unit.  A kernel that ends within 1.25 times its time alone had the cores
+    (or as many as it uses) to itself: both did, "side by side"; one did and
+    the other ended after it, "turns"; neither did, "shared".
+    """
+    full = [end <= 1.25 * own for end, own in zip(ends, alone, strict=True)]
+    if all(full):
+        return "side by side"
+    return "turns" if any(full) else "shared"
+
+
+def _ends(tf, kernels: list, args: tuple, runs: int) -> list[tuple[float, ...]]:
+    """When each of ``kernels``, started together on ``args``, ends: ms from the start, per run.
+
+    A one-element slice of each result is returned too: a kernel nothing
+    reads would be pruned from the graph.
+    """
+
+    def step(*a):
+        with tf.control_dependencies(list(a)):
+            start = tf.timestamp()
+        with tf.control_dependencies([start]):
+            outs = [kernel(*a) for kernel in kernels]
+        ends = []
+        for out in outs:
+            with tf.control_dependencies([out]):
+                ends.append((tf.timestamp() - start) * 1e3)
+        kept = [tf.cast(tf.reshape(out, [-1])[:1], tf.float32) for out in outs]
+        return ends, kept
+
+    step = tf.function(step, autograph=False)
+    step(*args)
+    return [tuple(float(t) for t in step(*args)[0]) for _ in range(runs)]
+
+
+def concurrent_pairs(tf, runs: int) -> None:
+    """Two kernels started together: side by side, taking turns or sharing, run by run."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    strides = [1, 1, 1, 1]
+    pairs = []
+    for n, h, w, cin, cout in PAIR_CONVOLUTIONS:
+        x = tf.constant(rng.standard_normal((n, h, w, cin), dtype=np.float32))
+        dy = tf.constant(rng.standard_normal((n, h, w, cout), dtype=np.float32))
+        kernel = tf.constant(rng.standard_normal((3, 3, cin, cout), dtype=np.float32))
+
+        def filter_grad(x, dy, k, cin=cin, cout=cout):
+            return tf.raw_ops.Conv2DBackpropFilter(
+                input=x, filter_sizes=[3, 3, cin, cout], out_backprop=dy,
+                strides=strides, padding="SAME",
+            )  # fmt: skip
+
+        def input_grad(x, dy, k, shape=(n, h, w, cin)):
+            return tf.raw_ops.Conv2DBackpropInput(
+                input_sizes=list(shape), filter=k, out_backprop=dy, strides=strides, padding="SAME"
+            )
+
+        name = f"conv {cin}->{cout} at {n}x{h}x{w}: filter, input gradient"
+        pairs.append((name, filter_grad, input_grad, (x, dy, kernel)))
+    a = tf.constant(rng.standard_normal((1024, 1024), dtype=np.float32))
+    b = tf.constant(rng.standard_normal((1024, 1024), dtype=np.float32))
+    pairs.append(("1024^3 MatMul, another", lambda a, b: a @ b, lambda a, b: b @ a, (a, b)))
+    logits = tf.constant(rng.random(24 * 2**20, dtype=np.float32))
+    low = tf.constant(1e-7)
+    pairs.append((
+        "96 MiB Maximum, GreaterEqual",
+        lambda t: tf.maximum(t, low), lambda t: tf.greater_equal(t, low), (logits,),
+    ))  # fmt: skip
+    for name, first, second, args in pairs:
+        alone = tuple(
+            sorted(e[0] for e in _ends(tf, [kernel], args, runs))[runs // 2]
+            for kernel in (first, second)
+        )  # fmt: skip
+        ends = _ends(tf, [first, second], args, runs)
+        modes = [pair_mode(alone, e) for e in ends]
+        counts = ", ".join(f"{m} {modes.count(m)}" for m in ("side by side", "turns", "shared"))
+        print(f"{name}: alone {alone[0]:.1f} and {alone[1]:.1f} ms; {counts}")
+        print("   ends (ms): " + "; ".join(f"{x:.1f} {y:.1f}" for x, y in ends))
 
 
 #: (m, k, n) products and the U-Net's two largest convolutions besides SHAPES
