@@ -529,8 +529,9 @@ its targets (and the circle loss's) are class ids by default: -0.2% and
 -2.7% (batch 128).  All 20: median 0.15%, worst 23.7%.  Both misses are TF's
 thread timing, with TF's runs within 0.6%: the super-resolution net's
 last convolution (64 channels to 3) has a filter gradient that took 35 to
-127 ms in TF's step beside an input gradient of 11 to 14 ms (timed alone,
-21 and 25 ms), so it still held its 64 MiB input when the sub-pixel
+127 ms in TF's step beside an input gradient of 11 to 14 ms (alone, 18 and
+4 ms: ``benchmarks/kernel_costs.py --pairs``; the cost model has them about
+equal), so it still held its 64 MiB input when the sub-pixel
 gradient allocated; the schedule with concurrent kernels taking turns gives
 264.3 MiB against TF's 266.3.  The language model's is the clipped loss's
 race (``executor.COMPARISON_SLOWDOWN_RANGE``): TF's ``GreaterEqual`` took
