@@ -89,9 +89,9 @@ beside each kernel's time alone: convolution gradients with 3 to 128
 channels, two matrix products, and a clip with its mask.  Each run is
 "side by side" (each ends within 1.25 times its time alone), "turns" (one
 does, the other ends after it: one got the cores first) or "shared"
-(neither does).  These are the
-schedules of ``executor.simulate``: side by side is its default,
-``shared_cores`` the other two.  It takes about a minute.
+(neither does).  These are the schedules of ``executor.simulate``: side by
+side is its default, ``shared_cores`` the other two.  It takes about a
+minute.
 
     python benchmarks/kernel_costs.py --pairs
 """
@@ -535,28 +535,34 @@ FEW_CHANNEL_IMAGES = [(16, 96, 96), (32, 64, 64), (64, 28, 28), (128, 14, 14)]
 FEW_CHANNELS = (1, 3, 8, 16, 32, 64)
 
 
-def _few_channel_kernels(tf, x, dy, kernel):
-    """The three convolution kernels of ``--few-channels``, as (op, tf.function, args)."""
+def _few_channel_kernels(tf, x, dy, kernel, padding: str = "VALID"):
+    """The three convolution kernels of ``--few-channels``, as (op, function, args).
+
+    Plain functions: ``--few-channels`` times each as a ``tf.function``,
+    ``--pairs`` calls the two gradients (with ``"SAME"`` padding) inside one;
+    a ``tf.function`` called in another loses the control edge that starts it
+    after the step's first timestamp.
+    """
     strides, shape = [1, 1, 1, 1], x.shape.as_list()
     sizes = [int(d) for d in kernel.shape]
 
     def forward(x, k):
-        return tf.raw_ops.Conv2D(input=x, filter=k, strides=strides, padding="VALID")
+        return tf.raw_ops.Conv2D(input=x, filter=k, strides=strides, padding=padding)
 
     def input_gradient(dy, k):
         return tf.raw_ops.Conv2DBackpropInput(
-            input_sizes=shape, filter=k, out_backprop=dy, strides=strides, padding="VALID"
+            input_sizes=shape, filter=k, out_backprop=dy, strides=strides, padding=padding
         )
 
     def filter_gradient(x, dy):
         return tf.raw_ops.Conv2DBackpropFilter(
-            input=x, filter_sizes=sizes, out_backprop=dy, strides=strides, padding="VALID"
+            input=x, filter_sizes=sizes, out_backprop=dy, strides=strides, padding=padding
         )
 
     return [
-        ("Conv2D", tf.function(forward), (x, kernel)),
-        ("Conv2DBackpropInput", tf.function(input_gradient), (dy, kernel)),
-        ("Conv2DBackpropFilter", tf.function(filter_gradient), (x, dy)),
+        ("Conv2D", forward, (x, kernel)),
+        ("Conv2DBackpropInput", input_gradient, (dy, kernel)),
+        ("Conv2DBackpropFilter", filter_gradient, (x, dy)),
     ]
 
 
@@ -587,7 +593,8 @@ def few_channel_convolutions(tf) -> None:
                 dy = tf.constant(rng.standard_normal((n, h - 2, w - 2, cout), dtype=np.float32))
                 kernel = tf.constant(rng.standard_normal((3, 3, cin, cout), dtype=np.float32))
                 shape = (3, 3, cin, cout)
-                for op, fn, args in _few_channel_kernels(tf, x, dy, kernel):
+                for op, kernel_fn, args in _few_channel_kernels(tf, x, dy, kernel):
+                    fn = tf.function(kernel_fn)
                     ms = timed(lambda fn=fn, args=args: fn(*args), repeats=9)
                     out = {"Conv2D": dy.shape, "Conv2DBackpropInput": x.shape}.get(op, shape)
                     modelled = op_duration(
@@ -654,18 +661,17 @@ def pair_mode(alone: tuple[float, float], ends: tuple[float, float]) -> str:
     return "turns" if any(full) else "shared"
 
 
-def _ends(tf, kernels: list, args: tuple, runs: int) -> list[tuple[float, ...]]:
-    """When each of ``kernels``, started together on ``args``, ends: ms from the start, per run.
+def _ends(tf, kernels: list, runs: int) -> list[tuple[float, ...]]:
+    """When each of ``kernels`` (``(function, args)``), started together, ends: ms, per run.
 
     A one-element slice of each result is returned too: a kernel nothing
     reads would be pruned from the graph.
     """
 
-    def step(*a):
-        with tf.control_dependencies(list(a)):
-            start = tf.timestamp()
+    def step():
+        start = tf.timestamp()
         with tf.control_dependencies([start]):
-            outs = [kernel(*a) for kernel in kernels]
+            outs = [fn(*args) for fn, args in kernels]
         ends = []
         for out in outs:
             with tf.control_dependencies([out]):
@@ -674,8 +680,8 @@ def _ends(tf, kernels: list, args: tuple, runs: int) -> list[tuple[float, ...]]:
         return ends, kept
 
     step = tf.function(step, autograph=False)
-    step(*args)
-    return [tuple(float(t) for t in step(*args)[0]) for _ in range(runs)]
+    step()
+    return [tuple(float(t) for t in step()[0]) for _ in range(runs)]
 
 
 def concurrent_pairs(tf, runs: int) -> None:
@@ -683,41 +689,26 @@ def concurrent_pairs(tf, runs: int) -> None:
     import numpy as np
 
     rng = np.random.default_rng(0)
-    strides = [1, 1, 1, 1]
     pairs = []
     for n, h, w, cin, cout in PAIR_CONVOLUTIONS:
         x = tf.constant(rng.standard_normal((n, h, w, cin), dtype=np.float32))
         dy = tf.constant(rng.standard_normal((n, h, w, cout), dtype=np.float32))
         kernel = tf.constant(rng.standard_normal((3, 3, cin, cout), dtype=np.float32))
-
-        def filter_grad(x, dy, k, cin=cin, cout=cout):
-            return tf.raw_ops.Conv2DBackpropFilter(
-                input=x, filter_sizes=[3, 3, cin, cout], out_backprop=dy,
-                strides=strides, padding="SAME",
-            )  # fmt: skip
-
-        def input_grad(x, dy, k, shape=(n, h, w, cin)):
-            return tf.raw_ops.Conv2DBackpropInput(
-                input_sizes=list(shape), filter=k, out_backprop=dy, strides=strides, padding="SAME"
-            )
-
+        by_op = {op: (fn, args) for op, fn, args in _few_channel_kernels(tf, x, dy, kernel, "SAME")}
         name = f"conv {cin}->{cout} at {n}x{h}x{w}: filter, input gradient"
-        pairs.append((name, filter_grad, input_grad, (x, dy, kernel)))
+        pairs.append((name, by_op["Conv2DBackpropFilter"], by_op["Conv2DBackpropInput"]))
     a = tf.constant(rng.standard_normal((1024, 1024), dtype=np.float32))
     b = tf.constant(rng.standard_normal((1024, 1024), dtype=np.float32))
-    pairs.append(("1024^3 MatMul, another", lambda a, b: a @ b, lambda a, b: b @ a, (a, b)))
+    pairs.append(("1024^3 MatMul, another", (tf.linalg.matmul, (a, b)), (tf.linalg.matmul, (b, a))))
     logits = tf.constant(rng.random(24 * 2**20, dtype=np.float32))
     low = tf.constant(1e-7)
-    pairs.append((
-        "96 MiB Maximum, GreaterEqual",
-        lambda t: tf.maximum(t, low), lambda t: tf.greater_equal(t, low), (logits,),
-    ))  # fmt: skip
-    for name, first, second, args in pairs:
+    clip = ((tf.maximum, (logits, low)), (tf.greater_equal, (logits, low)))
+    pairs.append(("96 MiB Maximum, GreaterEqual", *clip))
+    for name, first, second in pairs:
         alone = tuple(
-            sorted(e[0] for e in _ends(tf, [kernel], args, runs))[runs // 2]
-            for kernel in (first, second)
-        )  # fmt: skip
-        ends = _ends(tf, [first, second], args, runs)
+            sorted(e[0] for e in _ends(tf, [kernel], runs))[runs // 2] for kernel in (first, second)
+        )
+        ends = _ends(tf, [first, second], runs)
         modes = [pair_mode(alone, e) for e in ends]
         counts = ", ".join(f"{m} {modes.count(m)}" for m in ("side by side", "turns", "shared"))
         print(f"{name}: alone {alone[0]:.1f} and {alone[1]:.1f} ms; {counts}")

@@ -33,7 +33,7 @@ def test_the_ends_of_kernels_started_together_are_read_in_the_step():
     a = tf.random.normal((256, 256))
     slow = lambda x: tf.linalg.matmul(tf.linalg.matmul(x, x), x)  # noqa: E731
     fast = lambda x: x + 1.0  # noqa: E731
-    runs = kernel_costs._ends(tf, [slow, fast], (a,), 3)
+    runs = kernel_costs._ends(tf, [(slow, (a,)), (fast, (a,))], 3)
     assert len(runs) == 3
     assert all(len(run) == 2 and min(run) >= 0.0 for run in runs)
     assert any(run[0] > 0.0 for run in runs)  # the kernels were not pruned away
