@@ -4205,6 +4205,133 @@ _CASE_LIST += (
     _variant("convnext_base_64_sgdm", 32, infer=True),
 )
 
+# Session 65's held-out round: written and committed before any estimate.
+_CASE_LIST += (
+    ZooCase(
+        "scan_recurrence_lm_adamcn",
+        zoo_heldout.scan_recurrence_lm,
+        16,
+        True,
+        {"class_name": "Adam", "config": {"clipnorm": 1.0}},
+        "sparse_categorical_crossentropy",
+        (((256,), "int32"),),
+        "3-block linear recurrence by ops.associative_scan over 256 tokens, batch 16, "
+        "Adam with clipnorm",
+    ),
+    ZooCase(
+        "affine_warp_selu_cnn_ftrl",
+        zoo_heldout.affine_warp_selu_cnn,
+        64,
+        True,
+        "ftrl",
+        "kl_divergence",
+        (((48, 48, 3), "float32"),),
+        "Random affine warp by ops.image.affine_transform, SELU CNN at 48x48, batch 64, Ftrl, "
+        "KL divergence",
+    ),
+    ZooCase(
+        "while_loop_refiner_rmspropm",
+        zoo_heldout.while_loop_refiner,
+        256,
+        True,
+        {"class_name": "RMSprop", "config": {"momentum": 0.9}},
+        "cosine_similarity",
+        (((384,), "float32"),),
+        "Shared residual MLP applied 5 times in ops.while_loop, batch 256, RMSprop with momentum, "
+        "cosine similarity",
+    ),
+    ZooCase(
+        "vmap_standardized_cnn_sgdwd",
+        zoo_heldout.vmap_standardized_cnn,
+        32,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "weight_decay": 1e-4}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "Per-image standardisation by ops.vectorized_map, hard-swish CNN at 64x64, "
+        "mixed_bfloat16, batch 32, SGD with momentum and weight decay",
+        precision="mixed_bfloat16",
+    ),
+    ZooCase(
+        "segment_count_pointnet_nadam",
+        zoo_heldout.segment_count_pointnet,
+        32,
+        True,
+        "nadam",
+        "poisson",
+        (((1024, 3), "float32"), ((1024,), "int32")),
+        "Per-point MLP pooled per region by ops.segment_max and segment_sum, 1024 points, "
+        "batch 32, Nadam, Poisson",
+    ),
+    ZooCase(
+        "mish_tcn_logsumexp_adamw",
+        zoo_heldout.mish_tcn_logsumexp,
+        32,
+        True,
+        "adamw",
+        "mean_squared_logarithmic_error",
+        (((2048, 8), "float32"),),
+        "Dilated causal Conv1D TCN with mish over 2048 steps, logsumexp pooling, XLA, batch 32, "
+        "AdamW, MSLE",
+    ),
+    ZooCase(
+        "gmlp_tagger_lionwd",
+        zoo_heldout.gmlp_tagger,
+        32,
+        True,
+        {"class_name": "Lion", "config": {"weight_decay": 0.01}},
+        "sparse_categorical_crossentropy",
+        (((128,), "int32"),),
+        "4-block gMLP tagger over 128 tokens, mixed_float16 (loss scaling), batch 32, "
+        "Lion with weight decay",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "erf_siamese_matcher_sgdcv",
+        zoo_heldout.erf_siamese_matcher,
+        64,
+        True,
+        {"class_name": "SGD", "config": {"clipvalue": 1.0}},
+        "squared_hinge",
+        (((48, 48, 3), "float32"), ((48, 48, 3), "float32")),
+        "Siamese CNN matcher with erf-gated activations (shared encoder) at 48x48, float16, "
+        "batch 64, SGD with clipvalue, squared hinge",
+        precision="float16",
+    ),
+    ZooCase(
+        "efficientnetb4_96_adamga",
+        zoo_heldout.efficientnetb4_96,
+        16,
+        True,
+        {"class_name": "Adam", "config": {"gradient_accumulation_steps": 2}},
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "EfficientNetB4 96x96, batch 16, Adam accumulating 2 steps",
+    ),
+    ZooCase(
+        "efficientnetv2m_64_rmsprop",
+        zoo_heldout.efficientnetv2m_64,
+        16,
+        True,
+        "rmsprop",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "EfficientNetV2M (54M parameters) 64x64, batch 16, RMSprop",
+    ),
+)
+_CASE_LIST += (
+    _variant("scan_recurrence_lm_adamcn", 64, infer=True),
+    _variant("affine_warp_selu_cnn_ftrl", 192),
+    _variant("while_loop_refiner_rmspropm", 1024),
+    _variant("vmap_standardized_cnn_sgdwd", 128, infer=True),
+    _variant("segment_count_pointnet_nadam", 128),
+    _variant("mish_tcn_logsumexp_adamw", 96),
+    _variant("gmlp_tagger_lionwd", 128, infer=True),
+    _variant("erf_siamese_matcher_sgdcv", 256),
+    _variant("efficientnetb4_96_adamga", 64, infer=True),
+    _variant("efficientnetv2m_64_rmsprop", 32, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

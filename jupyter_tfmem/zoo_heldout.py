@@ -4181,3 +4181,245 @@ def efficientnetv2b3_96() -> Any:
 def convnext_base_64() -> Any:
     """ConvNeXtBase (about 88M parameters, no weights) on 64x64 RGB, 10 classes."""
     return _keras().applications.ConvNeXtBase(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+# Session 65 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def scan_recurrence_lm() -> Any:
+    """A linear recurrent language model over 256 tokens: each block's
+    diagonal recurrence h_t = a * h_(t-1) + b_t (``a`` learned per channel,
+    in (0, 1)) is computed for all steps at once by
+    ``keras.ops.associative_scan``, then gated; next-token head over 2,000
+    ids."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    steps, width = 256, 128
+
+    class LinearRecurrence(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.logit_a = self.add_weight(shape=(width,), initializer="zeros", name="logit_a")
+
+        def call(self, b: Any) -> Any:
+            # the scan needs the steps' count known when traced, which
+            # Keras's train function (traced with reduce_retracing) loses
+            b = ops.reshape(b, (-1, steps, width))
+            a = ops.sigmoid(self.logit_a) * ops.ones_like(b)
+
+            def combine(left: Any, right: Any) -> Any:
+                a_l, b_l = left
+                a_r, b_r = right
+                return a_l * a_r, a_r * b_l + b_r
+
+            _, h = ops.associative_scan(combine, (a, b), axis=1)
+            # and the TF backend's scan returns a tensor of unknown rank
+            return ops.reshape(h, (-1, steps, width))
+
+        def compute_output_shape(self, input_shape: Any) -> Any:
+            return input_shape
+
+    inp = keras.Input((steps,), dtype="int32")
+    x = L.Embedding(2000, width)(inp)
+    for _ in range(3):
+        h = L.LayerNormalization()(x)
+        h = LinearRecurrence()(L.Dense(width)(h)) * L.Dense(width, activation="sigmoid")(h)
+        x = x + L.Dense(width)(h)
+    return keras.Model(inp, L.Dense(2000)(x), name="scan_recurrence_lm")
+
+
+def affine_warp_selu_cnn() -> Any:
+    """A random affine warp of each 48x48 RGB picture in training
+    (``keras.ops.image.affine_transform``, rotation and shear drawn per
+    example), then a self-normalising CNN (``selu``, LeCun-normal weights)
+    with a softmax head."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    class RandomAffineWarp(L.Layer):
+        def call(self, x: Any, training: Any = None) -> Any:
+            if not training:
+                return x
+            n = ops.shape(x)[0]
+            angle = keras.random.uniform((n,), -0.3, 0.3)
+            shear = keras.random.uniform((n,), -0.2, 0.2)
+            cos, sin = ops.cos(angle), ops.sin(angle)
+            zero = ops.zeros_like(angle)
+            transform = ops.stack([cos, -sin + shear, zero, sin, cos, zero, zero, zero], axis=1)
+            return ops.image.affine_transform(x, transform, fill_mode="reflect")
+
+    inp = keras.Input((48, 48, 3))
+    x = RandomAffineWarp()(inp)
+    for width in (48, 96, 192):
+        for _ in range(2):
+            x = L.Conv2D(
+                width, 3, padding="same", activation="selu", kernel_initializer="lecun_normal"
+            )(x)
+        x = L.AveragePooling2D(2)(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(12, activation="softmax")(x), name="affine_warp_selu_cnn")
+
+
+def while_loop_refiner() -> Any:
+    """An embedding refined by a shared residual block applied five times
+    inside ``keras.ops.while_loop`` (so the gradient runs back through the
+    loop), trained to point along a target vector (cosine similarity)."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    class Refine(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.up = L.Dense(1024, activation="gelu")
+            self.down = L.Dense(input_shape[-1])
+            self.up.build(input_shape)
+            self.down.build((*input_shape[:-1], 1024))
+
+        def call(self, x: Any) -> Any:
+            def body(i: Any, h: Any) -> Any:
+                return i + 1, h + self.down(self.up(h))
+
+            _, h = ops.while_loop(lambda i, h: i < 5, body, (ops.convert_to_tensor(0), x))
+            return h
+
+    inp = keras.Input((384,))
+    x = Refine()(L.Dense(512)(inp))
+    return keras.Model(inp, L.Dense(128)(x), name="while_loop_refiner")
+
+
+def vmap_standardized_cnn() -> Any:
+    """Each 64x64 RGB picture standardised on its own by a function mapped
+    over the batch (``keras.ops.vectorized_map``), then a CNN with
+    ``hard_swish`` activations."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    def standardise(image: Any) -> Any:
+        mean = ops.mean(image)
+        return (image - mean) / (ops.std(image) + 1e-3)
+
+    inp = keras.Input((64, 64, 3))
+    x = L.Lambda(lambda t: ops.vectorized_map(standardise, t))(inp)
+    for width in (32, 64, 128, 128):
+        x = L.Conv2D(width, 3, padding="same", activation="hard_swish")(x)
+        x = L.Conv2D(width, 3, padding="same", activation="hard_swish")(x)
+        x = L.MaxPooling2D()(x)
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(10)(x), name="vmap_standardized_cnn")
+
+
+def segment_count_pointnet() -> Any:
+    """Counting points per region: 1,024 points each carry a region id in
+    [0, 16); a per-point MLP's features are pooled per region and example by
+    ``keras.ops.segment_max`` and ``segment_sum`` (ids offset by the example's
+    row), and a softplus head predicts each region's count (Poisson loss)."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    regions = 16
+
+    class RegionPool(L.Layer):
+        def call(self, feats: Any, ids: Any) -> Any:
+            n = ops.shape(feats)[0]
+            offsets = ops.expand_dims(ops.arange(n, dtype="int32") * regions, 1)
+            flat_ids = ops.reshape(ids + offsets, (-1,))
+            flat = ops.reshape(feats, (-1, feats.shape[-1]))
+            hi = ops.segment_max(flat, flat_ids, num_segments=n * regions)
+            total = ops.segment_sum(flat, flat_ids, num_segments=n * regions)
+            pooled = ops.concatenate([ops.maximum(hi, 0.0), total], axis=-1)
+            return ops.reshape(pooled, (n, regions, 2 * feats.shape[-1]))
+
+    pts = keras.Input((1024, 3), name="points")
+    ids = keras.Input((1024,), dtype="int32", name="region")
+    h = L.Dense(64, activation="relu")(pts)
+    h = L.Dense(128, activation="relu")(h)
+    h = L.Dense(256, activation="relu")(h)
+    r = RegionPool()(h, ids)
+    r = L.Dense(64, activation="relu")(r)
+    out = L.Reshape((regions,))(L.Dense(1, activation="softplus")(r))
+    return keras.Model([pts, ids], out, name="segment_count_pointnet")
+
+
+def mish_tcn_logsumexp() -> Any:
+    """A temporal convolutional net over 2,048 steps of 8 channels: dilated
+    causal ``Conv1D`` blocks (dilations 1 to 32) with ``mish``, pooled over
+    time by ``keras.ops.logsumexp``, a softplus head of 4 positive values
+    (mean squared logarithmic error); compiled with ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    inp = keras.Input((2048, 8))
+    x = L.Conv1D(64, 1)(inp)
+    for dilation in (1, 2, 4, 8, 16, 32):
+        h = L.Conv1D(64, 3, padding="causal", dilation_rate=dilation, activation="mish")(x)
+        x = x + L.Conv1D(64, 1)(h)
+    x = L.Lambda(lambda t: ops.logsumexp(t, axis=1))(x)
+    model = keras.Model(inp, L.Dense(4, activation="softplus")(x), name="mish_tcn_logsumexp")
+    # compiled only to turn on XLA; the case's optimizer and loss replace these
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
+
+
+def gmlp_tagger() -> Any:
+    """gMLP over 128 tokens: each block's spatial gating unit mixes tokens
+    with a dense layer along the sequence axis (the tokens transposed) and
+    gates the channel half it leaves; a tag over 24 classes per token."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    tokens, width = 128, 192
+
+    class SpatialGate(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.norm = L.LayerNormalization()
+            self.mix = L.Dense(tokens, bias_initializer="ones")
+            self.norm.build((*input_shape[:-1], input_shape[-1] // 2))
+            self.mix.build((input_shape[0], input_shape[-1] // 2, tokens))
+
+        def call(self, x: Any) -> Any:
+            u, v = ops.split(x, 2, axis=-1)
+            v = ops.transpose(self.mix(ops.transpose(self.norm(v), (0, 2, 1))), (0, 2, 1))
+            return u * v
+
+    inp = keras.Input((tokens,), dtype="int32")
+    x = L.Embedding(5000, width)(inp)
+    for _ in range(4):
+        h = L.Dense(4 * width, activation="gelu")(L.LayerNormalization()(x))
+        x = x + L.Dense(width)(SpatialGate()(h))
+    return keras.Model(inp, L.Dense(24)(x), name="gmlp_tagger")
+
+
+def erf_siamese_matcher() -> Any:
+    """A Siamese matcher of two 48x48 RGB pictures: one CNN encoder (shared
+    weights) with an erf-gated activation, the absolute difference of the
+    two codes, one score trained with the squared hinge on +-1 labels."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    def erf_gate(t: Any) -> Any:
+        return t * 0.5 * (1.0 + ops.erf(t * 0.7071))
+
+    enc_in = keras.Input((48, 48, 3))
+    x = enc_in
+    for width in (32, 64, 128):
+        x = L.Conv2D(width, 3, padding="same", activation=erf_gate)(x)
+        x = L.MaxPooling2D()(x)
+    encoder = keras.Model(enc_in, L.Dense(128)(L.GlobalAveragePooling2D()(x)), name="encoder")
+    a = keras.Input((48, 48, 3), name="left")
+    b = keras.Input((48, 48, 3), name="right")
+    diff = L.Lambda(lambda t: ops.abs(t[0] - t[1]))([encoder(a), encoder(b)])
+    return keras.Model([a, b], L.Dense(1)(diff), name="erf_siamese_matcher")
+
+
+def efficientnetb4_96() -> Any:
+    """EfficientNetB4 on 96x96 RGB, 10 classes, its own rescaling kept."""
+    return _keras().applications.EfficientNetB4(weights=None, input_shape=(96, 96, 3), classes=10)
+
+
+def efficientnetv2m_64() -> Any:
+    """EfficientNetV2M (about 54M parameters, no weights) on 64x64 RGB, 10 classes."""
+    return _keras().applications.EfficientNetV2M(weights=None, input_shape=(64, 64, 3), classes=10)
