@@ -82,6 +82,12 @@ channels.  It takes about two minutes.
 
     python benchmarks/kernel_costs.py --few-channels
 
+With ``--onednn`` as well it leaves oneDNN on (where TF turns it on for
+float32: a CPU with AVX-512 and TF's default ``TF_ENABLE_ONEDNN_OPTS``), so
+the three kernels are oneDNN's, and fits ``ONEDNN_FEW_CHANNEL_PADS``.
+
+    python benchmarks/kernel_costs.py --few-channels --onednn
+
 With ``--pairs`` it starts two kernels together in one ``tf.function`` (as
 TF's executor starts two ready ops on its inter-op threads) and reads when
 each ends (``tf.timestamp`` after each), over several runs in one process,
@@ -214,10 +220,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time only Eigen's convolutions with 1 to 64 channels and fit their pads",
     )
+    parser.add_argument(
+        "--onednn",
+        action="store_true",
+        help="with --few-channels: leave oneDNN on and fit its pads instead of Eigen's",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    eigen_only = args.channels or args.pool_grads or args.few_channels
+    if args.onednn and not args.few_channels:
+        parser.error("--onednn goes with --few-channels")
+    eigen_only = args.channels or args.pool_grads or (args.few_channels and not args.onednn)
     if eigen_only:  # TF's own (Eigen) kernels on any CPU
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     import tensorflow as tf
@@ -226,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         pool_gradients(tf, args.rounds)
         return 0
     if args.few_channels:
-        few_channel_convolutions(tf)
+        few_channel_convolutions(tf, onednn=args.onednn)
         return 0
     if args.pairs:
         concurrent_pairs(tf, max(args.rounds, 7))
@@ -566,24 +579,33 @@ def _few_channel_kernels(tf, x, dy, kernel, padding: str = "VALID"):
     ]
 
 
-def few_channel_convolutions(tf) -> None:
-    """Eigen's convolution kernels with few channels: TF's time, the pads that fit it, the model's.
+def few_channel_convolutions(tf, onednn: bool = False) -> None:
+    """Convolution kernels with few channels: TF's time, the pads that fit it, the model's.
 
-    The engine's ``EIGEN_FEW_CHANNEL_PADS`` are, per kernel, the ``(cols,
-    rows)`` for which TF's time is closest to proportional to ``pixels *
-    (9 k + cols) * (m + rows)``, ``k`` the contracted channels (the least
-    spread of the log ratio over the grid).
+    The engine's ``EIGEN_FEW_CHANNEL_PADS`` (``ONEDNN_FEW_CHANNEL_PADS`` with
+    ``onednn``) are, per kernel, the ``(cols, rows)`` for which TF's time is
+    closest to proportional to ``pixels * (9 k + cols) * (m + rows)``, ``k``
+    the contracted channels (the least spread of the log ratio over the grid).
     """
     import numpy as np
 
     from jupyter_tfmem.engine.executor import (
         EIGEN_FEW_CHANNEL_PADS,
+        ONEDNN_FEW_CHANNEL_PADS,
         contracted_channels,
         few_channel_slowdown,
         filter_grad_slowdown,
         op_duration,
     )
+    from jupyter_tfmem.estimator import _onednn_dtypes
 
+    if onednn and "float32" not in _onednn_dtypes():
+        raise SystemExit(
+            "oneDNN does not run float32 here (it needs AVX-512 VNNI, BF16 or AMX, or "
+            "TF_ENABLE_ONEDNN_OPTS=1): run without --onednn to time Eigen's kernels"
+        )
+    engine_pads = ONEDNN_FEW_CHANNEL_PADS if onednn else EIGEN_FEW_CHANNEL_PADS
+    print(f"{'oneDNN' if onednn else 'Eigen'}'s kernels, float32")
     rng = np.random.default_rng(0)
     timings: dict[str, list] = {}  # op: [(pixels, k, m, TF's ms, the model's ms)]
     for n, h, w in FEW_CHANNEL_IMAGES:
@@ -594,8 +616,9 @@ def few_channel_convolutions(tf) -> None:
                 kernel = tf.constant(rng.standard_normal((3, 3, cin, cout), dtype=np.float32))
                 shape = (3, 3, cin, cout)
                 for op, kernel_fn, args in _few_channel_kernels(tf, x, dy, kernel):
-                    fn = tf.function(kernel_fn)
-                    ms = timed(lambda fn=fn, args=args: fn(*args), repeats=9)
+                    # read in the step, as --pairs does: timing the call from
+                    # Python counted copying an image-sized result out
+                    ms = sorted(end for (end,) in _ends(tf, [(kernel_fn, args)], 9))[4]
                     out = {"Conv2D": dy.shape, "Conv2DBackpropInput": x.shape}.get(op, shape)
                     modelled = op_duration(
                         op,
@@ -603,8 +626,8 @@ def few_channel_convolutions(tf) -> None:
                         [x.shape.as_list(), shape, dy.shape.as_list()],
                         math.prod(out) * 4,
                         sum(t.shape.num_elements() for t in args) * 4,
-                        filter_slowdown=filter_grad_slowdown(op, "float32", False, None, shape),
-                        channel_slowdown=few_channel_slowdown(op, "float32", False, shape),
+                        filter_slowdown=filter_grad_slowdown(op, "float32", onednn, None, shape),
+                        channel_slowdown=few_channel_slowdown(op, "float32", onednn, shape),
                     ) / 1e6  # fmt: skip
                     k, m = contracted_channels(op, cin, cout)
                     timings.setdefault(op, []).append((n * (h - 2) * (w - 2), k, m, ms, modelled))
@@ -631,7 +654,7 @@ def few_channel_convolutions(tf) -> None:
         print(
             f"  TF's time ~ pixels * (9 k + {best[1]}) * (m + {best[2]}): rms {best[0]:.2f} in "
             f"log time (FLOPs alone {spread(rows, 0, 0):.2f}; the engine's "
-            f"{EIGEN_FEW_CHANNEL_PADS[op]}: {spread(rows, *EIGEN_FEW_CHANNEL_PADS[op]):.2f}); "
+            f"{engine_pads.get(op, 'none')}: {spread(rows, *engine_pads.get(op, (0, 0))):.2f}); "
             f"TF over the model {min(ratios):.2f} to {max(ratios):.2f}, "
             f"geometric mean {_geomean(ratios):.2f}"
         )

@@ -438,6 +438,8 @@ def _describe_loss(loss: Any) -> str:
 def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
     import keras
 
+    from .live_objects import custom_objects, with_live_lambdas
+
     try:
         policy = keras.dtype_policies.get(precision)
     except ValueError:
@@ -455,9 +457,12 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
             k: (v if k == "dtype" else _with_dtype(v, policy.name))
             for k, v in model.get_config().items()
         }
+        objects = custom_objects(model)
+        config = with_live_lambdas(config, model, objects)
         keras.config.set_dtype_policy(policy)
         try:
-            clone = type(model).from_config(config)
+            with keras.saving.custom_object_scope(objects):
+                clone = type(model).from_config(config)
         except Exception as err:
             clone = _constructed_again(model, config)
             if clone is None:
@@ -904,11 +909,44 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
     """
     from .engine import grappler
 
+    optimized = grappler.without_dead_branches(optimized)
+    decided: dict[str, int] = {}
+    while True:
+        pruned = grappler.without_dead_branches(optimized, decided)
+        try:
+            props = _shapes_in(pruned, variables, call_shapes, placeholders, fetches, batch)
+            break
+        except ValueError as err:
+            # a cond whose predicate the shapes decide: its untaken branch
+            # can contradict them (TF never runs it).  Deciding one can size
+            # the next one's predicate: a scan's levels are nested.
+            preds = grappler.switch_predicates(pruned)
+            sized, _ = _sized(pruned, variables, call_shapes, placeholders, batch)
+            more = grappler.evaluated_switches(sized, preds) if preds else {}
+            if not more:
+                raise err from None
+            decided.update(more)
+    if decided:
+        props[grappler.DECIDED_KEY] = decided
+    return props
+
+
+def _sized(optimized, variables, call_shapes, placeholders, batch):
+    """``optimized`` ready for shape inference at ``batch``, and what that needs besides."""
+    from .engine import grappler
+
     plain = grappler.materialize_variables(optimized, variables)
     plain, stand_ins, batched = grappler.detach_calls(plain, call_shapes)
     consts = grappler.list_element_shapes(plain) + grappler.open_ragged_rows(plain)
     sized = grappler.with_batch(plain, list(placeholders) + batched, batch, consts)
     grappler.stack_lengths(sized)
+    return sized, stand_ins
+
+
+def _shapes_in(optimized, variables, call_shapes, placeholders, fetches, batch):
+    from .engine import grappler
+
+    sized, stand_ins = _sized(optimized, variables, call_shapes, placeholders, batch)
     props = grappler.infer_shapes(sized, fetches)
     if grappler.stored_shapes(sized, props):  # a loop traced with an open dimension
         props = grappler.infer_shapes(sized, fetches)
@@ -938,7 +976,7 @@ def _estimate_traced(
     threads=0,
     fixed=False,
 ):
-    from .engine import helper_process
+    from .engine import grappler, helper_process
     from .engine.schedule import Buffer
 
     if training:
@@ -946,6 +984,10 @@ def _estimate_traced(
     traced, optimized, props1, props2, second = _trace_and_infer(
         model, training, x_specs, y_specs, loss_fn, opt, notes, fixed
     )
+    # without the branches TF never runs, as its shapes were read
+    decided = props1.pop(grappler.DECIDED_KEY, {})
+    props2.pop(grappler.DECIDED_KEY, None)
+    optimized = grappler.without_dead_branches(optimized, decided)
 
     layers = list(model.layers)
     var_layer, var_category = _variable_owners(model, opt)

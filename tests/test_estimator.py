@@ -1320,3 +1320,72 @@ def test_channels_first_convolutions_on_eigen_kernels_are_noted(monkeypatch, one
     x = keras.layers.Conv2D(4, 3)(inp)
     channels_last = keras.Model(inp, keras.layers.Dense(2)(keras.layers.Flatten()(x)))
     assert not noted(channels_last, "0")
+
+
+#: Read by a Lambda at call time: a Lambda rebuilt from its bytecode would
+#: look for it among Keras's globals, not this module's.
+_GATE_SCALE = 0.5
+
+
+def _own_objects_model() -> keras.Model:
+    """Objects only the user's session knows: an unregistered layer class, a
+    named activation function inside a nested model used twice, a Lambda
+    reading a module global."""
+
+    class HalfGate(keras.layers.Layer):
+        def call(self, x):
+            u, v = keras.ops.split(x, 2, axis=-1)
+            return u * keras.ops.sigmoid(v)
+
+    def erf_gate(t):
+        return t * 0.5 * (1.0 + keras.ops.erf(t))
+
+    enc_in = keras.Input((16,))
+    encoder = keras.Model(enc_in, keras.layers.Dense(32, activation=erf_gate)(enc_in))
+    a, b = keras.Input((16,), name="a"), keras.Input((16,), name="b")
+    h = keras.layers.Concatenate()([encoder(a), encoder(b)])
+    h = keras.layers.Lambda(lambda t: t * _GATE_SCALE)(HalfGate()(h))
+    return keras.Model([a, b], keras.layers.Dense(4)(h), name="own_objects")
+
+
+def test_a_model_of_the_users_own_classes_functions_and_lambdas_is_rebuilt_for_a_precision():
+    # Keras finds none of these by name, and refuses the Lambda's bytecode in
+    # safe mode; the rebuild takes them from the model in hand.
+    model = _own_objects_model()
+    weights = [w.numpy().copy() for w in model.weights]
+    rebuilt = jt.estimate(model, 8, optimizer="sgd", loss="mse", precision="mixed_float16")
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        native = jt.estimate(_own_objects_model(), 8, optimizer="sgd", loss="mse")
+    finally:
+        keras.config.set_dtype_policy("float32")
+    assert rebuilt.peak_bytes == native.peak_bytes
+    assert rebuilt.peak_bytes != jt.estimate(model, 8, optimizer="sgd", loss="mse").peak_bytes
+    assert model.dtype_policy.name == "float32"
+    assert all(np.array_equal(w.numpy(), v) for w, v in zip(model.weights, weights, strict=True))
+
+
+def test_a_scan_whose_conditions_the_shapes_decide_is_sized_without_the_branches_tf_never_runs():
+    # keras.ops.associative_scan builds both sides of a cond at each level;
+    # the untaken side's shapes contradict the input's once it is sized, and
+    # its gradient reads the taken side's values from optionals.
+    class Recurrence(keras.layers.Layer):
+        def call(self, b):
+            b = keras.ops.reshape(b, (-1, 32, 8))
+            a = 0.9 * keras.ops.ones_like(b)
+
+            def combine(left, right):
+                return left[0] * right[0], right[0] * left[1] + right[1]
+
+            return keras.ops.reshape(
+                keras.ops.associative_scan(combine, (a, b), axis=1)[1], (-1, 32, 8)
+            )
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+    inp = keras.Input((32, 8))
+    model = keras.Model(inp, keras.layers.Dense(2)(Recurrence()(keras.layers.Dense(8)(inp))))
+    fp = jt.estimate(model, 4, optimizer="sgd", loss="mse")
+    assert not any("cannot infer" in note for note in fp.notes)
+    assert fp.peak_bytes > param_bytes(model)

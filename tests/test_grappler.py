@@ -614,3 +614,72 @@ def test_renaming_a_node_renames_what_is_colocated_with_it():
     assert [n.name for n in gd.node] == ["a_b", "reader"]
     assert list(reader.input) == ["a_b:0"]
     assert list(reader.attr["_class"].list.s) == [b"loc:@a_b", b"loc:@other"]
+
+
+def _cond_graph(pred_value):
+    """x -> Switch on a constant -> a product on the taken side, a sum on the other -> Merge."""
+
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (4, 3), name="x")
+        pred = tf.constant(pred_value, name="pred")
+        off, on = tf.raw_ops.Switch(data=x, pred=pred, name="switch")
+        when_false = tf.identity(off + 1.0, name="when_false")
+        when_true = tf.identity(on * 2.0, name="when_true")
+        merged, _ = tf.raw_ops.Merge(inputs=[when_false, when_true], name="merge")
+        return tf.identity(merged, name="out")
+
+    return _graph(build)
+
+
+@pytest.mark.parametrize(
+    ("pred", "kept", "gone"),
+    [(True, "when_true", "when_false"), (False, "when_false", "when_true")],
+)
+def test_the_branch_a_constant_predicate_never_takes_is_dropped(pred, kept, gone):
+    gd, _ = _cond_graph(pred)
+    assert grappler.decided_switches(gd) == {"switch": 1 if not pred else 0}
+    out = grappler.without_dead_branches(gd)
+    names = {n.name: n for n in out.node}
+    assert kept in names and gone not in names
+    assert names["switch"].op == "Identity" and names["merge"].op == "Identity"
+    # what read the taken output reads the Identity, and the graph builds
+    assert all(":1" not in i for n in out.node for i in n.input if i.startswith("switch"))
+    assert grappler.infer_shapes(out, ["out"])["out"][0][0] == (4, 3)
+
+
+def test_a_graph_without_constant_predicates_comes_back_as_it_is():
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (4, 3), name="x")
+        p = tf.compat.v1.placeholder(tf.bool, (), name="p")
+        off, on = tf.raw_ops.Switch(data=x, pred=p)
+        return tf.raw_ops.Merge(inputs=[off + 1.0, on * 2.0])[0]
+
+    gd, _ = _graph(build)
+    assert grappler.decided_switches(gd) == {}
+    assert grappler.without_dead_branches(gd) is gd
+
+
+def test_a_predicate_the_shapes_decide_is_evaluated_and_the_contradicting_branch_cut():
+    # The untaken branch concatenates 3 columns with 4 along the rows: once
+    # the input's width is known (4, even), its shapes contradict each other
+    # and the import fails on it; the predicate says TF never runs it.
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (2, None), name="x")
+        width = tf.shape(x)[1]
+        pred = tf.equal(tf.math.floormod(width, 2), 0, name="even")
+        off, on = tf.raw_ops.Switch(data=x, pred=pred, name="switch")
+        odd = tf.concat([off[:, :3], off], axis=0, name="odd")
+        even = tf.identity(on * 2.0, name="even_branch")
+        return tf.raw_ops.Merge(inputs=[odd, even], name="merge")[0]
+
+    gd, _ = _graph(build)
+    x = next(n for n in gd.node if n.name == "x")
+    x.attr["shape"].shape.dim[1].size = 4  # as with_batch sizes an input
+    with pytest.raises(ValueError, match="odd"):
+        grappler.infer_shapes(gd, ["merge"])
+    preds = grappler.switch_predicates(gd)
+    assert preds == {"switch": "even"}
+    assert grappler.evaluated_switches(gd, preds) == {"switch": 0}  # output 0 (false) is dead
+    pruned = grappler.without_dead_branches(gd, {"switch": 0})
+    assert "odd" not in {n.name for n in pruned.node}
+    assert grappler.infer_shapes(pruned, ["merge"])["merge"][0][0] == (2, 4)

@@ -243,6 +243,25 @@ EIGEN_FILTER_GRAD_SCALES = (math.exp(-0.38), math.exp(0.38))
 #: and the few-channel pads.
 EIGEN_TIMED_DTYPES = ("float32", "float64")
 
+#: oneDNN's convolutions with few channels, the same way, timed on the
+#: Intel Xeon of session 65 (AVX-512, AMX; ``python
+#: benchmarks/kernel_costs.py --few-channels --onednn``): rms 0.34 to 0.43
+#: in log time against 1.28 to 1.40 for FLOPs alone.  The kernel slows down
+#: where its result has few channels (``m``): a 64-to-3 convolution's
+#: filter gradient took 10.6 ms on 16 96x96 pictures, its input gradient
+#: 3.7, the same FLOPs.  Costed by FLOPs the two were equal, and in the
+#: super-resolution net's step (``zoo_heldout.residual_subpixel_sr``) the
+#: replay ended the filter gradient first, freeing its 64 MiB input before
+#: the sub-pixel gradient allocated; TF's filter gradient still held it.
+ONEDNN_FEW_CHANNEL_PADS: dict[str, tuple[int, int]] = {
+    "Conv2D": (48, 32),
+    "_FusedConv2D": (48, 32),
+    "Conv2DBackpropInput": (60, 44),
+    "Conv2DBackpropFilter": (48, 28),
+}
+#: The dtypes oneDNN's kernels were timed in for those pads.
+ONEDNN_TIMED_DTYPES = ("float32",)
+
 
 def _full_kernel(kernel: Shape | None) -> bool:
     """Whether ``kernel`` is a whole ``(height, width, C_in, C_out)`` shape, every size known."""
@@ -300,14 +319,20 @@ def filter_grad_slowdown(
 
 
 def few_channel_slowdown(op: str, dtype: str, onednn: bool, kernel: Shape | None) -> float:
-    """How many times its FLOPs' time an Eigen convolution with under 16 channels takes.
+    """How many times its FLOPs' time a convolution with under 16 channels takes.
 
-    1 for other ops, for oneDNN's kernels (``onednn``: whether oneDNN runs
-    ``dtype`` on this CPU), for 1x1 kernels and for kernels of unknown shape
-    ``(height, width, C_in, C_out)``.
+    ``onednn`` says whether oneDNN runs ``dtype`` on this CPU: its kernels
+    have their own pads.  1 for other ops, for dtypes the kernels were not
+    timed in, for 1x1 kernels and for kernels of unknown shape ``(height,
+    width, C_in, C_out)``.
     """
-    pads = EIGEN_FEW_CHANNEL_PADS.get(op)
-    if pads is None or onednn or dtype not in EIGEN_TIMED_DTYPES or not _full_kernel(kernel):
+    table, timed = (
+        (ONEDNN_FEW_CHANNEL_PADS, ONEDNN_TIMED_DTYPES)
+        if onednn
+        else (EIGEN_FEW_CHANNEL_PADS, EIGEN_TIMED_DTYPES)
+    )
+    pads = table.get(op)
+    if pads is None or dtype not in timed or not _full_kernel(kernel):
         return 1.0
     taps, c_in, c_out = kernel[0] * kernel[1], kernel[2], kernel[3]
     if taps < 2 or min(c_in, c_out) < 1:

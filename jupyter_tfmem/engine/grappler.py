@@ -605,6 +605,180 @@ def with_batch(
     return gd
 
 
+def decided_switches(graph_def: graph_pb2.GraphDef) -> dict[str, int]:
+    """Each ``Switch`` whose predicate is a constant, and the output of it that never flows.
+
+    A ``cond`` whose predicate Python fixed at trace time still has both
+    branches in the graph (Keras's ``associative_scan`` asks whether each
+    level's halves differ in length with ``tf.equal`` of two known sizes),
+    and Grappler's loop optimizer leaves them when the branch's ``Merge``
+    has a control input.  TF's executor never runs the untaken branch: the
+    ``Switch``'s other output is dead, and so is everything it feeds.
+    Output 0 flows when the predicate is false, output 1 when it is true.
+    """
+    nodes = {node.name: node for node in graph_def.node}
+    decided = {}
+    for node in graph_def.node:
+        if node.op != "Switch" or len(node.input) < 2 or node.input[1].startswith("^"):
+            continue
+        src = nodes.get(node.input[1].split(":")[0])
+        for _ in range(len(nodes)):  # through identities, never round a cycle
+            if src is None or src.op != "Identity" or not src.input:
+                break
+            src = nodes.get(src.input[0].split(":")[0])
+        if src is None or src.op != "Const":
+            continue
+        value = tensor_util.MakeNdarray(src.attr["value"].tensor)
+        if value.dtype == bool and value.shape == ():
+            decided[node.name] = 0 if bool(value) else 1
+    return decided
+
+
+#: The key under which ``estimator._inferred_shapes`` hands back the
+#: ``Switch`` outputs it found never flow (no node's name starts with ``>``).
+DECIDED_KEY = ">decided"
+
+
+def switch_predicates(graph_def: graph_pb2.GraphDef) -> dict[str, str]:
+    """Each ``Switch`` of a ``cond`` (not a loop's), and the tensor that is its predicate."""
+    nodes = {node.name: node for node in graph_def.node}
+    preds = {}
+    for node in graph_def.node:
+        if node.op == "Switch" and len(node.input) >= 2 and not node.input[1].startswith("^"):
+            src = nodes.get(node.input[1].split(":")[0])
+            if src is not None and src.op != "LoopCond":
+                preds[node.name] = node.input[1]
+    return preds
+
+
+def evaluated_switches(graph_def: graph_pb2.GraphDef, preds: dict[str, str]) -> dict[str, int]:
+    """Which output of each ``Switch`` in ``preds`` never flows, where shapes decide it.
+
+    ``graph_def`` is a graph sized for shape inference, ``preds`` each
+    ``Switch``'s predicate in it.  A predicate computed from sizes Grappler
+    did not know (Keras's ``associative_scan`` compares the lengths of
+    gathered halves) is evaluated from the static shapes here.  Where the
+    import fails on an op whose shapes contradict each other, that op is
+    in a branch TF never runs (else TF's own run would fail): it is taken
+    out, and the import tried again.
+    """
+    import tensorflow as tf
+
+    gd = graph_pb2.GraphDef()
+    gd.CopyFrom(graph_def)
+    graph = None
+    for _ in range(256):
+        graph = tf.Graph()
+        try:
+            _import_without_placement(graph, gd)
+            break
+        except ValueError as err:
+            found = re.search(r"\{\{node ([^}\s]+)\}\}", str(err))
+            node = next((n for n in gd.node if found and n.name == found.group(1)), None)
+            if node is None or "T" not in node.attr:
+                return {}
+            dtype = node.attr["T"].type
+            node.op = "Placeholder"
+            del node.input[:]
+            node.ClearField("attr")
+            node.attr["dtype"].type = dtype
+    else:
+        return {}
+    decided = {}
+    for switch, pred in preds.items():
+        try:
+            tensor = graph.get_tensor_by_name(pred if ":" in pred else pred + ":0")
+            value = tensor_util.try_evaluate_constant(tensor)
+        except (KeyError, ValueError, errors.OpError):
+            continue
+        if value is not None and value.dtype == bool and value.shape == ():
+            decided[switch] = 0 if bool(value) else 1
+    return decided
+
+
+def without_dead_branches(
+    graph_def: graph_pb2.GraphDef, decided: dict[str, int] | None = None
+) -> graph_pb2.GraphDef:
+    """``graph_def`` without the branches of ``decided_switches`` (and ``decided``) that never run.
+
+    Each such ``Switch`` becomes an ``Identity`` of its data (what its taken
+    output is), a ``Merge`` left with one input an ``Identity`` of it.  The
+    untaken branch's ops are not shape-checked (with both outputs carrying
+    the data, as ``materialize_variables`` reads a ``Switch``, a dead
+    branch's shapes can contradict each other and the import fails) and
+    hold no memory in the replay.  A graph with no such ``Switch`` comes
+    back as it is.
+    """
+    names = {node.name for node in graph_def.node}
+    given = {k: v for k, v in (decided or {}).items() if k in names}
+    decided = {**decided_switches(graph_def), **given}
+    if not decided:
+        return graph_def
+    dead_ports = {(name, port) for name, port in decided.items()}
+    dead: set[str] = set()
+
+    def parse(ref: str) -> tuple[str, int]:
+        name, _, port = ref.lstrip("^").partition(":")
+        return name, int(port) if port else 0
+
+    changed = True
+    while changed:  # deadness flows forwards, through data and control inputs
+        changed = False
+        for node in graph_def.node:
+            if node.name in dead:
+                continue
+            data = [parse(i) for i in node.input if not i.startswith("^")]
+            ctrl = [parse(i)[0] for i in node.input if i.startswith("^")]
+            data_dead = [ref in dead_ports or ref[0] in dead for ref in data]
+            if node.op == "Merge":
+                is_dead = bool(data_dead) and all(data_dead)
+            else:
+                is_dead = any(data_dead) or any(c in dead for c in ctrl)
+            if is_dead:
+                dead.add(node.name)
+                changed = True
+    # a Merge whose value_index is read stays a Merge (of one input)
+    indexed = {parse(i)[0] for node in graph_def.node for i in node.input if i.endswith(":1")}
+    out = graph_pb2.GraphDef()
+    out.CopyFrom(graph_def)
+    del out.node[:]
+    for node in graph_def.node:
+        if node.name in dead:
+            continue
+        kept = node_def_pb2.NodeDef()
+        kept.CopyFrom(node)
+        live = [
+            i
+            for i in node.input
+            if not (i.startswith("^") and i[1:] in dead)
+            and (i.startswith("^") or (parse(i) not in dead_ports and parse(i)[0] not in dead))
+        ]
+        data = [i for i in live if not i.startswith("^")]
+        ctrl = [i for i in live if i.startswith("^")]
+        if node.name in decided:
+            kept.op = "Identity"
+            dtype = node.attr["T"].type
+            kept.ClearField("attr")
+            kept.attr["T"].type = dtype
+            data = data[:1]
+        elif node.op == "Merge" and len(data) == 1 and node.name not in indexed:
+            kept.op = "Identity"
+            dtype = node.attr["T"].type
+            kept.ClearField("attr")
+            kept.attr["T"].type = dtype
+        elif node.op == "Merge":
+            kept.attr["N"].i = len(data)
+        del kept.input[:]
+        kept.input.extend(data + ctrl)
+        out.node.append(kept)
+    # readers of a decided Switch's taken output read the Identity's only one
+    for node in out.node:
+        for k, ref in enumerate(node.input):
+            if not ref.startswith("^") and parse(ref)[0] in decided:
+                node.input[k] = parse(ref)[0]
+    return out
+
+
 def materialize_variables(
     graph_def: graph_pb2.GraphDef, variables: dict[str, Any]
 ) -> graph_pb2.GraphDef:
@@ -735,9 +909,42 @@ def materialize_variables(
             node.ClearField("attr")
             node.attr["T"].list.type.extend([dtype, dtype])
     _list_plumbing_keeps_element_shapes(gd, extra)
+    _optionals_read_through(gd)
     gd.node.extend(extra)
     _unfuse_unregistered_dtypes(gd)
     return gd
+
+
+def _optionals_read_through(gd: graph_pb2.GraphDef) -> None:
+    """Let an ``OptionalGetValue`` take its shapes from the values wrapped.
+
+    A ``cond``'s gradient reads the forward branch's intermediates from
+    optionals (``OptionalFromValue`` there, ``OptionalGetValue`` here), and
+    the getter declares no shapes: each of a differentiated scan's level
+    gradients was of unknown size, 231 tensors counted as 0 bytes.  For
+    shape inference the getter becomes an ``IdentityN`` of what was wrapped.
+    """
+    nodes = {node.name: node for node in gd.node}
+    for node in gd.node:
+        if node.op != "OptionalGetValue" or not node.input:
+            continue
+        src = nodes.get(node.input[0].split(":")[0])
+        for _ in range(len(nodes)):
+            if src is None or src.op != "Identity" or not src.input:
+                break
+            src = nodes.get(src.input[0].split(":")[0])
+        if src is None or src.op != "OptionalFromValue":
+            continue
+        values = [i for i in src.input if not i.startswith("^")]
+        types = list(node.attr["output_types"].list.type)
+        if len(values) != len(types):
+            continue
+        ctrl = [i for i in node.input if i.startswith("^")]
+        node.op = "IdentityN"
+        node.ClearField("attr")
+        node.attr["T"].list.type.extend(types)
+        del node.input[:]
+        node.input.extend(values + ctrl)
 
 
 def _list_plumbing_keeps_element_shapes(gd: graph_pb2.GraphDef, extra: list) -> None:
