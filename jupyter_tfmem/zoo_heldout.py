@@ -540,6 +540,38 @@ race (``executor.COMPARISON_SLOWDOWN_RANGE``): TF's ``GreaterEqual`` took
 ``random`` while the step is traced, so every process trains another graph;
 the estimate now traces one fixed draw (51.7 and 134.8 MiB: +15.9% and
 +2.2%; draws from five other seeds gave 46.8 to 47.9 at batch 64).
+
+Session 65 wrote ten more, twenty cases (443fe8d), measured on the Intel
+Xeon (3 runs) and estimated with session 64's final code before any change:
+only 12 of the 20 could be estimated.  Those 12 gave median |error| 1.3%,
+worst 22.0%.  Eight failed in the estimator, none in TF: under a precision
+the model is rebuilt from its config, and Keras found neither a ``Lambda``
+(refused in safe mode), an unregistered layer class (a gMLP's spatial gate)
+nor a nested model's custom activation (a Siamese encoder's erf gate), so
+the ``vectorized_map`` CNN under ``mixed_bfloat16``, the gMLP tagger under
+``mixed_float16`` and the ``float16`` Siamese matcher failed at both batch
+sizes; and a linear recurrence by ``keras.ops.associative_scan`` failed
+to size: the scan builds both sides of a ``cond`` at every level, and the
+untaken side's shapes contradict the input's once it is sized.  Fixed
+(``live_objects``; ``grappler.evaluated_switches`` and
+``without_dead_branches``; a ``cond``'s gradient reads its optionals'
+shapes through): the scan model -3.3% (Adam with ``clipnorm``; TF's runs
+spread 13.5%) and -3.0% (inference at 64), the ``vectorized_map`` CNN
++1.3% and -0.2%, the gMLP +0.2% and +0.0%, the Siamese +2.5% and +0.7%.
+The others: a random ``keras.ops.image.affine_transform`` warp before a
+SELU CNN +8.1% (Ftrl, KL divergence) and -1.5% (batch 192); a shared
+residual MLP applied five times in ``keras.ops.while_loop`` +15.1%
+(RMSprop with momentum, cosine similarity) and +22.0% (batch 1024); points
+pooled per region by ``keras.ops.segment_max`` and ``segment_sum`` +0.3%
+(Nadam, Poisson) and +9.3% (batch 128; TF's runs spread 14%); a dilated
+causal TCN with ``mish`` and ``logsumexp`` pooling under XLA -0.0% (AdamW,
+MSLE) and -0.0% (batch 96); EfficientNetB4 accumulating two steps with Adam
+-2.9%, -0.0% (inference at 64); EfficientNetV2M -- 54M parameters -- +1.0%
+(RMSprop) and -0.1% (inference at 32).  All 20 after the fixes: median
+|error| 1.2%, worst 22.0%, 2 over 15%.  The while loop's miss: the replay
+charges each accumulator its five elements where the list is made, and
+the body's pushed tensors once more while the body runs, so at the end of
+the forward loop it holds one iteration's activations twice.
 """
 
 from __future__ import annotations
