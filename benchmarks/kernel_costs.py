@@ -597,14 +597,19 @@ def few_channel_convolutions(tf, onednn: bool = False) -> None:
         filter_grad_slowdown,
         op_duration,
     )
-    from jupyter_tfmem.estimator import _onednn_dtypes
+    from jupyter_tfmem.estimator import _cpu_vendor, _onednn_dtypes
 
     if onednn and "float32" not in _onednn_dtypes():
         raise SystemExit(
             "oneDNN does not run float32 here (it needs AVX-512 VNNI, BF16 or AMX, or "
             "TF_ENABLE_ONEDNN_OPTS=1): run without --onednn to time Eigen's kernels"
         )
-    engine_pads = ONEDNN_FEW_CHANNEL_PADS if onednn else EIGEN_FEW_CHANNEL_PADS
+    vendor = _cpu_vendor()
+    engine_pads = (
+        ONEDNN_FEW_CHANNEL_PADS.get(vendor or "GenuineIntel", {})
+        if onednn
+        else EIGEN_FEW_CHANNEL_PADS
+    )
     print(f"{'oneDNN' if onednn else 'Eigen'}'s kernels, float32")
     rng = np.random.default_rng(0)
     timings: dict[str, list] = {}  # op: [(pixels, k, m, TF's ms, the model's ms)]
@@ -627,7 +632,9 @@ def few_channel_convolutions(tf, onednn: bool = False) -> None:
                         math.prod(out) * 4,
                         sum(t.shape.num_elements() for t in args) * 4,
                         filter_slowdown=filter_grad_slowdown(op, "float32", onednn, None, shape),
-                        channel_slowdown=few_channel_slowdown(op, "float32", onednn, shape),
+                        channel_slowdown=few_channel_slowdown(
+                            op, "float32", onednn, shape, vendor
+                        ),
                     ) / 1e6  # fmt: skip
                     k, m = contracted_channels(op, cin, cout)
                     timings.setdefault(op, []).append((n * (h - 2) * (w - 2), k, m, ms, modelled))

@@ -3683,7 +3683,8 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
         reduction_slowdown,
     )
 
-    slowdown = reduction_slowdown(_cpu_vendor())
+    vendor = _cpu_vendor()
+    slowdown = reduction_slowdown(vendor)
     onednn, flags = _onednn_dtypes(), _cpu_flags()
 
     def nbytes(specs, m: int, width: int | None = None) -> float:
@@ -3714,7 +3715,7 @@ def _durations(nodes, props1, props2, n: int) -> dict[str, float]:
             kernel = _shape(props1, node.inputs[1])
         filters = filter_grad_slowdown(node.op, dtype, on_onednn, flags, kernel)
         pools = pool_grad_slowdown(node.op, on_onednn)
-        channels = few_channel_slowdown(node.op, dtype, on_onednn, kernel)
+        channels = few_channel_slowdown(node.op, dtype, on_onednn, kernel, vendor)
         for props, m in zip((props1, props2), batches, strict=True):
             ins = [_shape(props, src) for src in node.inputs]
             outs = [entry[0] for entry in props.get(name, [])]

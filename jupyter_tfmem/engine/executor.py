@@ -253,11 +253,19 @@ EIGEN_TIMED_DTYPES = ("float32", "float64")
 #: super-resolution net's step (``zoo_heldout.residual_subpixel_sr``) the
 #: replay ended the filter gradient first, freeing its 64 MiB input before
 #: the sub-pixel gradient allocated; TF's filter gradient still held it.
-ONEDNN_FEW_CHANNEL_PADS: dict[str, tuple[int, int]] = {
-    "Conv2D": (48, 32),
-    "_FusedConv2D": (48, 32),
-    "Conv2DBackpropInput": (60, 44),
-    "Conv2DBackpropFilter": (48, 28),
+#: Timed on Intel only, they follow the CPU's vendor (``/proc/cpuinfo``'s
+#: ``vendor_id``; none known counts as Intel, as for ``REDUCTION_SLOWDOWN``).
+#: On the Zen 4 EPYC's page (its cached truth, estimated as on it) the
+#: Xeon's pads took the cases over 15% from 17 to 19
+#: (``conv1d_transpose_ae_sgd`` -5.1% to +17.2%), so an AMD CPU keeps the
+#: FLOPs until its kernels are timed.
+ONEDNN_FEW_CHANNEL_PADS: dict[str, dict[str, tuple[int, int]]] = {
+    "GenuineIntel": {
+        "Conv2D": (48, 32),
+        "_FusedConv2D": (48, 32),
+        "Conv2DBackpropInput": (60, 44),
+        "Conv2DBackpropFilter": (48, 28),
+    },
 }
 #: The dtypes oneDNN's kernels were timed in for those pads.
 ONEDNN_TIMED_DTYPES = ("float32",)
@@ -318,16 +326,19 @@ def filter_grad_slowdown(
     return math.exp(c0 + c1 * a + c2 * b + c3 * a * b)
 
 
-def few_channel_slowdown(op: str, dtype: str, onednn: bool, kernel: Shape | None) -> float:
+def few_channel_slowdown(
+    op: str, dtype: str, onednn: bool, kernel: Shape | None, vendor: str | None = None
+) -> float:
     """How many times its FLOPs' time a convolution with under 16 channels takes.
 
     ``onednn`` says whether oneDNN runs ``dtype`` on this CPU: its kernels
-    have their own pads.  1 for other ops, for dtypes the kernels were not
-    timed in, for 1x1 kernels and for kernels of unknown shape ``(height,
-    width, C_in, C_out)``.
+    have their own pads, for the CPU's ``vendor`` (``None``: not known).  1
+    for other ops, for dtypes or vendors the kernels were not timed on, for
+    1x1 kernels and for kernels of unknown shape ``(height, width, C_in,
+    C_out)``.
     """
     table, timed = (
-        (ONEDNN_FEW_CHANNEL_PADS, ONEDNN_TIMED_DTYPES)
+        (ONEDNN_FEW_CHANNEL_PADS.get(vendor or "GenuineIntel", {}), ONEDNN_TIMED_DTYPES)
         if onednn
         else (EIGEN_FEW_CHANNEL_PADS, EIGEN_TIMED_DTYPES)
     )
