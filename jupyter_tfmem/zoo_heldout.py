@@ -568,7 +568,12 @@ causal TCN with ``mish`` and ``logsumexp`` pooling under XLA -0.0% (AdamW,
 MSLE) and -0.0% (batch 96); EfficientNetB4 accumulating two steps with Adam
 -2.9%, -0.0% (inference at 64); EfficientNetV2M -- 54M parameters -- +1.0%
 (RMSprop) and -0.1% (inference at 32).  All 20 after the fixes: median
-|error| 1.2%, worst 22.0%, 2 over 15%.  The while loop's miss: the replay
+|error| 1.2%, worst 22.0%, 2 over 15%; with the five cases that spread
+over 5% topped up to 7 runs, median 1.2%, worst 18.6% (the while loop at
+batch 1024; TF 152.0 MiB), 3 over 10%, 2 over 15% (the point cloud at
+batch 128 is +14.1% against TF's 684.6, its runs spreading 14%).  A
+4x super-resolution net of session 64 (-23.7%) is +0.3% since oneDNN's
+convolutions with few channels are timed.  The while loop's miss: the replay
 charges each accumulator its five elements where the list is made, and
 the body's pushed tensors once more while the body runs, so at the end of
 the forward loop it holds one iteration's activations twice.
