@@ -590,9 +590,8 @@ def few_channel_convolutions(tf, onednn: bool = False) -> None:
     import numpy as np
 
     from jupyter_tfmem.engine.executor import (
-        EIGEN_FEW_CHANNEL_PADS,
-        ONEDNN_FEW_CHANNEL_PADS,
         contracted_channels,
+        few_channel_pads,
         few_channel_slowdown,
         filter_grad_slowdown,
         op_duration,
@@ -605,11 +604,7 @@ def few_channel_convolutions(tf, onednn: bool = False) -> None:
             "TF_ENABLE_ONEDNN_OPTS=1): run without --onednn to time Eigen's kernels"
         )
     vendor = _cpu_vendor()
-    engine_pads = (
-        ONEDNN_FEW_CHANNEL_PADS.get(vendor or "GenuineIntel", {})
-        if onednn
-        else EIGEN_FEW_CHANNEL_PADS
-    )
+    engine_pads = few_channel_pads(onednn, vendor)
     print(f"{'oneDNN' if onednn else 'Eigen'}'s kernels, float32")
     rng = np.random.default_rng(0)
     timings: dict[str, list] = {}  # op: [(pixels, k, m, TF's ms, the model's ms)]

@@ -909,19 +909,18 @@ def _inferred_shapes(optimized, variables, call_shapes, placeholders, fetches, b
     """
     from .engine import grappler
 
-    optimized = grappler.without_dead_branches(optimized)
     decided: dict[str, int] = {}
     while True:
         pruned = grappler.without_dead_branches(optimized, decided)
+        sized, stand_ins = _sized(pruned, variables, call_shapes, placeholders, batch)
         try:
-            props = _shapes_in(pruned, variables, call_shapes, placeholders, fetches, batch)
+            props = _shapes_in(sized, stand_ins, fetches)
             break
         except ValueError as err:
             # a cond whose predicate the shapes decide: its untaken branch
             # can contradict them (TF never runs it).  Deciding one can size
             # the next one's predicate: a scan's levels are nested.
             preds = grappler.switch_predicates(pruned)
-            sized, _ = _sized(pruned, variables, call_shapes, placeholders, batch)
             more = grappler.evaluated_switches(sized, preds) if preds else {}
             if not more:
                 raise err from None
@@ -943,10 +942,10 @@ def _sized(optimized, variables, call_shapes, placeholders, batch):
     return sized, stand_ins
 
 
-def _shapes_in(optimized, variables, call_shapes, placeholders, fetches, batch):
+def _shapes_in(sized, stand_ins, fetches):
+    """Every node's output shapes and dtypes in ``sized`` (``_sized``' result)."""
     from .engine import grappler
 
-    sized, stand_ins = _sized(optimized, variables, call_shapes, placeholders, batch)
     props = grappler.infer_shapes(sized, fetches)
     if grappler.stored_shapes(sized, props):  # a loop traced with an open dimension
         props = grappler.infer_shapes(sized, fetches)
@@ -4027,6 +4026,8 @@ def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]
     gets its own order; the footprint is the worst of them.  Loop Switches
     (fed by LoopCond) are not conditions.
     """
+    from .engine.grappler import is_dead
+
     switches: dict[str, tuple[str, int]] = {}
     for name in order:
         node = nodes[name]
@@ -4048,11 +4049,7 @@ def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]
         for name in order:
             node = nodes[name]
             data_dead = [src in dead_tensors or src[0] in dead for src in node.inputs]
-            if node.op == "Merge":
-                is_dead = bool(data_dead) and all(data_dead)
-            else:
-                is_dead = any(data_dead) or any(c in dead for c in node.controls)
-            if is_dead:
+            if is_dead(node.op, data_dead, any(c in dead for c in node.controls)):
                 dead.add(name)
             elif name in switches:  # output 0 flows when the predicate is false
                 dead_tensors.add((name, 0 if taken[switches[name]] else 1))

@@ -63,7 +63,11 @@ def with_live_lambdas(config: Any, model: Any, objects: dict[str, Any]) -> Any:
     The functions are added to ``objects`` (the custom objects the rebuild
     runs under) under names no user object can have.
     """
-    lambdas = {layer.name: layer for layer in _layers(model) if isinstance(layer, _lambda_class())}
+    import keras
+
+    lambdas = {
+        layer.name: layer for layer in _layers(model) if isinstance(layer, keras.layers.Lambda)
+    }
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -94,9 +98,3 @@ def _referring(config: dict[str, Any], layer: Any, objects: dict[str, Any]) -> d
                 "registered_name": "function",
             }
     return config
-
-
-def _lambda_class() -> type:
-    import keras
-
-    return keras.layers.Lambda

@@ -326,6 +326,14 @@ def filter_grad_slowdown(
     return math.exp(c0 + c1 * a + c2 * b + c3 * a * b)
 
 
+def few_channel_pads(onednn: bool, vendor: str | None) -> dict[str, tuple[int, int]]:
+    """The few-channel pads of oneDNN's kernels on a CPU of ``vendor`` (none known: Intel's),
+    or of Eigen's; per op, empty where they were not timed."""
+    if onednn:
+        return ONEDNN_FEW_CHANNEL_PADS.get(vendor or "GenuineIntel", {})
+    return EIGEN_FEW_CHANNEL_PADS
+
+
 def few_channel_slowdown(
     op: str, dtype: str, onednn: bool, kernel: Shape | None, vendor: str | None = None
 ) -> float:
@@ -337,11 +345,8 @@ def few_channel_slowdown(
     1x1 kernels and for kernels of unknown shape ``(height, width, C_in,
     C_out)``.
     """
-    table, timed = (
-        (ONEDNN_FEW_CHANNEL_PADS.get(vendor or "GenuineIntel", {}), ONEDNN_TIMED_DTYPES)
-        if onednn
-        else (EIGEN_FEW_CHANNEL_PADS, EIGEN_TIMED_DTYPES)
-    )
+    table = few_channel_pads(onednn, vendor)
+    timed = ONEDNN_TIMED_DTYPES if onednn else EIGEN_TIMED_DTYPES
     pads = table.get(op)
     if pads is None or dtype not in timed or not _full_kernel(kernel):
         return 1.0

@@ -605,6 +605,26 @@ def with_batch(
     return gd
 
 
+_IDENTITY = frozenset({"Identity"})
+
+
+def is_dead(op: str, data_dead: list[bool], control_dead: bool) -> bool:
+    """Whether TF's executor finds an op dead, from which of its inputs are.
+
+    A ``Merge`` is dead only when every data input is (it forwards the one
+    that is not); any other op when any data or control input is.
+    """
+    if op == "Merge":
+        return bool(data_dead) and all(data_dead)
+    return any(data_dead) or control_dead
+
+
+def _as_identity(node: node_def_pb2.NodeDef, dtype: int) -> None:
+    node.op = "Identity"
+    node.ClearField("attr")
+    node.attr["T"].type = dtype
+
+
 def decided_switches(graph_def: graph_pb2.GraphDef) -> dict[str, int]:
     """Each ``Switch`` whose predicate is a constant, and the output of it that never flows.
 
@@ -621,11 +641,7 @@ def decided_switches(graph_def: graph_pb2.GraphDef) -> dict[str, int]:
     for node in graph_def.node:
         if node.op != "Switch" or len(node.input) < 2 or node.input[1].startswith("^"):
             continue
-        src = nodes.get(node.input[1].split(":")[0])
-        for _ in range(len(nodes)):  # through identities, never round a cycle
-            if src is None or src.op != "Identity" or not src.input:
-                break
-            src = nodes.get(src.input[0].split(":")[0])
+        _, src = _walk_list(nodes, node.input[1], _IDENTITY)
         if src is None or src.op != "Const":
             continue
         value = tensor_util.MakeNdarray(src.attr["value"].tensor)
@@ -714,12 +730,17 @@ def without_dead_branches(
     decided = {**decided_switches(graph_def), **given}
     if not decided:
         return graph_def
-    dead_ports = {(name, port) for name, port in decided.items()}
+    dead_ports = set(decided.items())
     dead: set[str] = set()
 
     def parse(ref: str) -> tuple[str, int]:
         name, _, port = ref.lstrip("^").partition(":")
         return name, int(port) if port else 0
+
+    def alive(ref: str) -> bool:
+        if ref.startswith("^"):
+            return ref[1:] not in dead
+        return parse(ref) not in dead_ports and parse(ref)[0] not in dead
 
     changed = True
     while changed:  # deadness flows forwards, through data and control inputs
@@ -727,14 +748,9 @@ def without_dead_branches(
         for node in graph_def.node:
             if node.name in dead:
                 continue
-            data = [parse(i) for i in node.input if not i.startswith("^")]
-            ctrl = [parse(i)[0] for i in node.input if i.startswith("^")]
-            data_dead = [ref in dead_ports or ref[0] in dead for ref in data]
-            if node.op == "Merge":
-                is_dead = bool(data_dead) and all(data_dead)
-            else:
-                is_dead = any(data_dead) or any(c in dead for c in ctrl)
-            if is_dead:
+            data = [i for i in node.input if not i.startswith("^")]
+            ctrl = [i for i in node.input if i.startswith("^")]
+            if is_dead(node.op, [not alive(i) for i in data], not all(map(alive, ctrl))):
                 dead.add(node.name)
                 changed = True
     # a Merge whose value_index is read stays a Merge (of one input)
@@ -747,25 +763,13 @@ def without_dead_branches(
             continue
         kept = node_def_pb2.NodeDef()
         kept.CopyFrom(node)
-        live = [
-            i
-            for i in node.input
-            if not (i.startswith("^") and i[1:] in dead)
-            and (i.startswith("^") or (parse(i) not in dead_ports and parse(i)[0] not in dead))
-        ]
-        data = [i for i in live if not i.startswith("^")]
-        ctrl = [i for i in live if i.startswith("^")]
+        data = [i for i in node.input if not i.startswith("^") and alive(i)]
+        ctrl = [i for i in node.input if i.startswith("^") and alive(i)]
         if node.name in decided:
-            kept.op = "Identity"
-            dtype = node.attr["T"].type
-            kept.ClearField("attr")
-            kept.attr["T"].type = dtype
+            _as_identity(kept, node.attr["T"].type)
             data = data[:1]
         elif node.op == "Merge" and len(data) == 1 and node.name not in indexed:
-            kept.op = "Identity"
-            dtype = node.attr["T"].type
-            kept.ClearField("attr")
-            kept.attr["T"].type = dtype
+            _as_identity(kept, node.attr["T"].type)
         elif node.op == "Merge":
             kept.attr["N"].i = len(data)
         del kept.input[:]
@@ -835,10 +839,7 @@ def materialize_variables(
             continue
         rest = list(node.input[1:])
         if node.op == "ReadVariableOp":
-            dtype = node.attr["dtype"].type
-            node.op = "Identity"
-            node.ClearField("attr")
-            node.attr["T"].type = dtype
+            _as_identity(node, node.attr["dtype"].type)
             del node.input[:]
             node.input.extend([value_of[src], *rest])
         elif node.op == "ResourceGather":
@@ -896,9 +897,7 @@ def materialize_variables(
                 extra.append(idx)
         elif node.op in ("Enter", "Exit", "NextIteration", "LoopCond", "RefEnter"):
             dtype = node.attr["T"].type if "T" in node.attr else dtypes.bool.as_datatype_enum
-            node.op = "Identity"
-            node.ClearField("attr")
-            node.attr["T"].type = dtype
+            _as_identity(node, dtype)
         elif node.op == "Switch":
             dtype = node.attr["T"].type
             data = node.input[0]
@@ -928,11 +927,7 @@ def _optionals_read_through(gd: graph_pb2.GraphDef) -> None:
     for node in gd.node:
         if node.op != "OptionalGetValue" or not node.input:
             continue
-        src = nodes.get(node.input[0].split(":")[0])
-        for _ in range(len(nodes)):
-            if src is None or src.op != "Identity" or not src.input:
-                break
-            src = nodes.get(src.input[0].split(":")[0])
+        _, src = _walk_list(nodes, node.input[0], _IDENTITY)
         if src is None or src.op != "OptionalFromValue":
             continue
         values = [i for i in src.input if not i.startswith("^")]
