@@ -4332,6 +4332,133 @@ _CASE_LIST += (
     _variant("efficientnetv2m_64_rmsprop", 32, infer=True),
 )
 
+# Session 66's held-out round: written and committed before any estimate.
+_CASE_LIST += (
+    ZooCase(
+        "linear_attention_lm_adafactor",
+        zoo_heldout.linear_attention_lm,
+        16,
+        True,
+        "adafactor",
+        "sparse_categorical_crossentropy",
+        (((256,), "int32"),),
+        "3-block causal linear-attention LM (ops.cumsum of key-value outer products) over "
+        "256 tokens, pure bfloat16, batch 16, Adafactor",
+        precision="bfloat16",
+    ),
+    ZooCase(
+        "xcit_encoder_adamwams",
+        zoo_heldout.xcit_encoder,
+        64,
+        True,
+        {"class_name": "AdamW", "config": {"amsgrad": True}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "4-block cross-covariance (channel) attention transformer at 64x64, batch 64, "
+        "AdamW with AMSGrad",
+    ),
+    ZooCase(
+        "data_cond_gate_cnn_adamgcn",
+        zoo_heldout.data_cond_gate_cnn,
+        64,
+        True,
+        {"class_name": "Adam", "config": {"global_clipnorm": 1.0}},
+        "binary_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "CNN whose middle stage ops.cond picks from the batch's mean activation, 64x64, "
+        "batch 64, Adam with global_clipnorm, multi-label binary cross-entropy",
+    ),
+    ZooCase(
+        "antialias_pyramid_net_adagrad",
+        zoo_heldout.antialias_pyramid_net,
+        32,
+        True,
+        "adagrad",
+        "mean_absolute_error",
+        (((96, 96, 3), "float32"),),
+        "Shared CNN trunk over a 96x96 picture and two antialiased resizes of it, batch 32, "
+        "Adagrad, MAE",
+    ),
+    ZooCase(
+        "bilstm_mul_tagger_sgdn",
+        zoo_heldout.bilstm_mul_tagger,
+        32,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "nesterov": True}},
+        "sparse_categorical_crossentropy",
+        (((300,), "int32"),),
+        "Masked BiLSTM (directions multiplied) and BiLSTM (summed) tagger over 300 tokens, "
+        "mixed_float16 (loss scaling), batch 32, SGD with Nesterov momentum",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "ft_transformer_adam",
+        zoo_heldout.ft_transformer,
+        256,
+        True,
+        "adam",
+        "mean_squared_error",
+        (((24,), "float32"),),
+        "Feature-tokenising tabular transformer (24 feature tokens, 3 MHA blocks) in float64, "
+        "batch 256, Adam",
+        precision="float64",
+    ),
+    ZooCase(
+        "convnext_large_32_sgd",
+        zoo_heldout.convnext_large_32,
+        8,
+        True,
+        "sgd",
+        "sparse_categorical_crossentropy",
+        (((32, 32, 3), "float32"),),
+        "ConvNeXtLarge (196M parameters) 32x32, batch 8, plain SGD",
+    ),
+    ZooCase(
+        "keypoint_gather_net_rmsprop",
+        zoo_heldout.keypoint_gather_net,
+        16,
+        True,
+        "rmsprop",
+        "mean_squared_error",
+        (((128, 128, 3), "float32"), ((64,), "int32")),
+        "CNN feature map at 128x128 read at 64 cells by ops.take_along_axis, batch 16, RMSprop",
+    ),
+    ZooCase(
+        "shufflenet_v2_sgdm",
+        zoo_heldout.shufflenet_v2,
+        64,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9}},
+        "sparse_categorical_crossentropy",
+        (((96, 96, 3), "float32"),),
+        "ShuffleNetV2-style net (channel split and shuffle, depthwise, BatchNorm) at 96x96, "
+        "mixed_bfloat16, batch 64, SGD with momentum",
+        precision="mixed_bfloat16",
+    ),
+    ZooCase(
+        "conv_mixer_lionga",
+        zoo_heldout.conv_mixer,
+        32,
+        True,
+        {"class_name": "Lion", "config": {"gradient_accumulation_steps": 4}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "ConvMixer-256/6 (depthwise 9x9) at 64x64, XLA, batch 32, Lion accumulating 4 steps",
+    ),
+)
+_CASE_LIST += (
+    _variant("linear_attention_lm_adafactor", 64, infer=True),
+    _variant("xcit_encoder_adamwams", 192),
+    _variant("data_cond_gate_cnn_adamgcn", 256, infer=True),
+    _variant("antialias_pyramid_net_adagrad", 96),
+    _variant("bilstm_mul_tagger_sgdn", 128, infer=True),
+    _variant("ft_transformer_adam", 1024),
+    _variant("convnext_large_32_sgd", 32, infer=True),
+    _variant("keypoint_gather_net_rmsprop", 64),
+    _variant("shufflenet_v2_sgdm", 128),
+    _variant("conv_mixer_lionga", 128, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

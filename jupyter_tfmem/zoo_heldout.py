@@ -4460,3 +4460,293 @@ def efficientnetb4_96() -> Any:
 def efficientnetv2m_64() -> Any:
     """EfficientNetV2M (about 54M parameters, no weights) on 64x64 RGB, 10 classes."""
     return _keras().applications.EfficientNetV2M(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+# --------------------------------------------------------------------------
+# Session 66 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def linear_attention_lm() -> Any:
+    """A causal linear-attention language model over 256 tokens: each head's
+    keys and values (feature map ``elu + 1``) are summed over the prefix by
+    ``keras.ops.cumsum`` of their outer products, so no token-by-token score
+    matrix is formed; next-token head over 4,000 ids."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    tokens, width, heads = 256, 128, 4
+    depth = width // heads
+
+    class CausalLinearAttention(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.qkv = L.Dense(3 * width)
+            self.out = L.Dense(width)
+            self.qkv.build(input_shape)
+            self.out.build(input_shape)
+
+        def call(self, x: Any) -> Any:
+            q, k, v = ops.split(self.qkv(x), 3, axis=-1)
+            q, k, v = (ops.reshape(t, (-1, tokens, heads, depth)) for t in (q, k, v))
+            q, k = ops.elu(q) + 1.0, ops.elu(k) + 1.0
+            kv = ops.cumsum(ops.einsum("bthd,bthe->bthde", k, v), axis=1)
+            norm = ops.cumsum(k, axis=1)
+            num = ops.einsum("bthd,bthde->bthe", q, kv)
+            den = ops.sum(q * norm, axis=-1, keepdims=True) + 1e-3
+            return self.out(ops.reshape(num / den, (-1, tokens, width)))
+
+    inp = keras.Input((tokens,), dtype="int32")
+    x = L.Embedding(4000, width)(inp)
+    for _ in range(3):
+        x = x + CausalLinearAttention()(L.LayerNormalization()(x))
+        h = L.Dense(4 * width, activation="gelu")(L.LayerNormalization()(x))
+        x = x + L.Dense(width)(h)
+    return keras.Model(inp, L.Dense(4000)(x), name="linear_attention_lm")
+
+
+def xcit_encoder() -> Any:
+    """A cross-covariance image transformer on 64x64 RGB (8x8 patches): each
+    block's attention is between channels, not tokens (a per-head
+    ``depth x depth`` matrix of L2-normalised queries and keys with a learned
+    temperature), then a token MLP; mean-pooled into 20 classes."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    width, heads = 192, 4
+    depth = width // heads
+
+    class CrossCovarianceAttention(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.qkv = L.Dense(3 * width)
+            self.out = L.Dense(width)
+            self.qkv.build(input_shape)
+            self.out.build(input_shape)
+            self.temperature = self.add_weight(shape=(heads, 1, 1), initializer="ones")
+
+        def call(self, x: Any) -> Any:
+            n = ops.shape(x)[1]
+            q, k, v = ops.split(self.qkv(x), 3, axis=-1)
+            # (batch, heads, depth, tokens)
+            q, k, v = (
+                ops.transpose(ops.reshape(t, (-1, n, heads, depth)), (0, 2, 3, 1))
+                for t in (q, k, v)
+            )
+            q = q / (ops.norm(q, axis=-1, keepdims=True) + 1e-6)
+            k = k / (ops.norm(k, axis=-1, keepdims=True) + 1e-6)
+            attn = ops.softmax(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) * self.temperature)
+            y = ops.transpose(ops.matmul(attn, v), (0, 3, 1, 2))
+            return self.out(ops.reshape(y, (-1, n, width)))
+
+    inp = keras.Input((64, 64, 3))
+    x = L.Reshape((64, width))(L.Conv2D(width, 8, strides=8)(inp))
+    for _ in range(4):
+        x = x + CrossCovarianceAttention()(L.LayerNormalization()(x))
+        h = L.Dense(4 * width, activation="gelu")(L.LayerNormalization()(x))
+        x = x + L.Dense(width)(h)
+    x = L.GlobalAveragePooling1D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(20)(x), name="xcit_encoder")
+
+
+def data_cond_gate_cnn() -> Any:
+    """A multi-label CNN on 64x64 RGB whose middle stage is chosen per batch
+    by the data (``keras.ops.cond`` on the batch's mean activation): a wide
+    3x3 stage or a narrow 5x5 one, both traced; 8 sigmoid outputs."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    class DataGate(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.wide = L.Conv2D(128, 3, padding="same", activation="relu")
+            self.wide_back = L.Conv2D(input_shape[-1], 1)
+            self.narrow = L.Conv2D(input_shape[-1], 5, padding="same", activation="relu")
+            self.wide.build(input_shape)
+            self.wide_back.build((*input_shape[:-1], 128))
+            self.narrow.build(input_shape)
+
+        def call(self, x: Any) -> Any:
+            return ops.cond(
+                ops.mean(x) > 0.5,
+                lambda: self.wide_back(self.wide(x)),
+                lambda: self.narrow(x),
+            )
+
+        def compute_output_shape(self, input_shape: Any) -> Any:
+            return input_shape
+
+    inp = keras.Input((64, 64, 3))
+    x = L.Conv2D(32, 3, padding="same", activation="relu")(inp)
+    x = L.MaxPooling2D()(L.Conv2D(48, 3, padding="same", activation="relu")(x))
+    x = x + DataGate()(x)
+    x = L.MaxPooling2D()(L.Conv2D(96, 3, padding="same", activation="relu")(x))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(8, activation="sigmoid")(x), name="data_cond_gate_cnn")
+
+
+def antialias_pyramid_net() -> Any:
+    """A regressor of 6 values from a 96x96 RGB picture seen at three scales:
+    the picture resized with an antialiasing filter
+    (``keras.ops.image.resize(..., antialias=True)``) to 96, 64 and 40 pixels,
+    one convolutional trunk (shared weights) over each, pooled and joined."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    trunk_in = keras.Input((None, None, 3))
+    t = trunk_in
+    for width in (32, 64, 128):
+        t = L.Conv2D(width, 3, padding="same", activation="relu")(t)
+        t = L.Conv2D(width, 3, strides=2, padding="same", activation="relu")(t)
+    trunk = keras.Model(trunk_in, L.GlobalMaxPooling2D()(t), name="trunk")
+    inp = keras.Input((96, 96, 3))
+    feats = [trunk(inp)]
+    for size in (64, 40):
+        scaled = L.Lambda(
+            lambda x, s=size: ops.image.resize(x, (s, s), interpolation="bilinear", antialias=True)
+        )(inp)
+        feats.append(trunk(scaled))
+    x = L.Dense(128, activation="relu")(L.Concatenate()(feats))
+    return keras.Model(inp, L.Dense(6)(x), name="antialias_pyramid_net")
+
+
+def bilstm_mul_tagger() -> Any:
+    """A tagger over 300 tokens (id 0 is padding, masked): a bidirectional
+    LSTM whose directions are multiplied (``merge_mode="mul"``), a second
+    one summed, then 17 tags per token."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((300,), dtype="int32")
+    x = L.Embedding(8000, 96, mask_zero=True)(inp)
+    x = L.Bidirectional(L.LSTM(128, return_sequences=True), merge_mode="mul")(x)
+    x = L.Bidirectional(L.LSTM(96, return_sequences=True), merge_mode="sum")(x)
+    return keras.Model(inp, L.Dense(17)(x), name="bilstm_mul_tagger")
+
+
+def ft_transformer() -> Any:
+    """A feature-tokenising transformer for tabular data: each of 24 numeric
+    features becomes a 64-wide token (its own weight and bias), a class token
+    is prepended, three pre-norm encoder blocks of ``MultiHeadAttention``, and
+    the class token regresses 3 values."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    features, width = 24, 64
+
+    class FeatureTokens(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.w = self.add_weight(shape=(features, width), initializer="glorot_uniform")
+            self.b = self.add_weight(shape=(features, width), initializer="zeros")
+            self.cls = self.add_weight(shape=(1, 1, width), initializer="zeros")
+
+        def call(self, x: Any) -> Any:
+            tokens = ops.expand_dims(x, -1) * self.w + self.b
+            cls = ops.zeros_like(tokens[:, :1, :]) + self.cls
+            return ops.concatenate([cls, tokens], axis=1)
+
+        def compute_output_shape(self, input_shape: Any) -> Any:
+            return (input_shape[0], features + 1, width)
+
+    inp = keras.Input((features,))
+    x = FeatureTokens()(inp)
+    for _ in range(3):
+        h = L.LayerNormalization()(x)
+        x = x + L.MultiHeadAttention(8, width // 8, dropout=0.1)(h, h)
+        h = L.Dense(2 * width, activation="relu")(L.LayerNormalization()(x))
+        x = x + L.Dense(width)(L.Dropout(0.1)(h))
+    cls = L.Lambda(lambda t: t[:, 0])(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(3)(cls), name="ft_transformer")
+
+
+def convnext_large_32() -> Any:
+    """ConvNeXtLarge (about 196M parameters, no weights) on 32x32 RGB, 10 classes."""
+    return _keras().applications.ConvNeXtLarge(
+        weights=None, input_shape=(32, 32, 3), classes=10, include_preprocessing=False
+    )
+
+
+def keypoint_gather_net() -> Any:
+    """Features sampled at given places: a CNN's 32x32 feature map of a
+    128x128 picture is read at 64 given cell indices per example
+    (``keras.ops.take_along_axis`` on the flattened map), so the gradient is
+    a scatter back onto the map; each sampled feature regresses 2 offsets."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+
+    class GatherCells(L.Layer):
+        def call(self, fmap: Any, cells: Any) -> Any:
+            c = fmap.shape[-1]
+            flat = ops.reshape(fmap, (-1, fmap.shape[1] * fmap.shape[2], c))
+            idx = ops.repeat(ops.expand_dims(cells, -1), c, axis=-1)
+            return ops.take_along_axis(flat, idx, axis=1)
+
+    img = keras.Input((128, 128, 3), name="image")
+    cells = keras.Input((64,), dtype="int32", name="cells")
+    x = img
+    for width, stride in ((32, 2), (64, 1), (128, 2), (128, 1)):
+        x = L.Conv2D(width, 3, strides=stride, padding="same", activation="relu")(x)
+    picked = GatherCells()(x, cells)
+    picked = L.Dense(64, activation="relu")(picked)
+    return keras.Model([img, cells], L.Dense(2)(picked), name="keypoint_gather_net")
+
+
+def shufflenet_v2() -> Any:
+    """A ShuffleNetV2-style classifier on 96x96 RGB: each unit splits its
+    channels, runs a 1x1 / depthwise 3x3 / 1x1 branch with BatchNorm on one
+    half, joins them and shuffles channels by reshape and transpose; strided
+    units run both halves through their own branches."""
+    keras = _keras()
+    L = keras.layers
+
+    def bn_act(t: Any, act: bool = True) -> Any:
+        t = L.BatchNormalization()(t)
+        return L.ReLU()(t) if act else t
+
+    def branch(t: Any, width: int, stride: int) -> Any:
+        t = bn_act(L.Conv2D(width, 1, use_bias=False)(t))
+        t = bn_act(L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(t), False)
+        return bn_act(L.Conv2D(width, 1, use_bias=False)(t))
+
+    def shuffle(t: Any) -> Any:
+        h, w, c = t.shape[1:]
+        t = L.Reshape((h, w, 2, c // 2))(t)
+        t = L.Permute((1, 2, 4, 3))(t)
+        return L.Reshape((h, w, c))(t)
+
+    inp = keras.Input((96, 96, 3))
+    x = bn_act(L.Conv2D(24, 3, strides=2, padding="same", use_bias=False)(inp))
+    x = L.MaxPooling2D(3, strides=2, padding="same")(x)
+    for width, repeats in ((116, 3), (232, 5), (464, 2)):
+        half = width // 2
+        left = bn_act(L.DepthwiseConv2D(3, strides=2, padding="same", use_bias=False)(x), False)
+        left = bn_act(L.Conv2D(half, 1, use_bias=False)(left))
+        x = shuffle(L.Concatenate()([left, branch(x, half, 2)]))
+        for _ in range(repeats):
+            keep = L.Lambda(lambda t: t[..., : t.shape[-1] // 2])(x)
+            work = L.Lambda(lambda t: t[..., t.shape[-1] // 2 :])(x)
+            x = shuffle(L.Concatenate()([keep, branch(work, half, 1)]))
+    x = bn_act(L.Conv2D(1024, 1, use_bias=False)(x))
+    x = L.GlobalAveragePooling2D()(x)
+    return keras.Model(inp, L.Dense(50)(x), name="shufflenet_v2")
+
+
+def conv_mixer() -> Any:
+    """ConvMixer-256/6 on 64x64 RGB: a 4x4 patch embedding, then six blocks of
+    a residual depthwise 9x9 convolution and a pointwise one, each with GELU
+    and BatchNorm; compiled with ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    width = 256
+
+    def gelu_bn(t: Any) -> Any:
+        return L.BatchNormalization()(L.Activation("gelu")(t))
+
+    inp = keras.Input((64, 64, 3))
+    x = gelu_bn(L.Conv2D(width, 4, strides=4)(inp))
+    for _ in range(6):
+        x = x + gelu_bn(L.DepthwiseConv2D(9, padding="same")(x))
+        x = gelu_bn(L.Conv2D(width, 1)(x))
+    x = L.GlobalAveragePooling2D()(x)
+    model = keras.Model(inp, L.Dense(10)(x), name="conv_mixer")
+    # compiled only to turn on XLA; the case's optimizer and loss replace these
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
