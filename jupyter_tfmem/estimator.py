@@ -1079,7 +1079,7 @@ def _estimate_traced(
     # both, so that the windows' ops keep their durations.)
     paired = _lone_windows(nodes, order, directions_only=True) if threads > 1 else {}
     both_windows = {name: nodes[name] for name in paired}
-    orders = _branch_orders(nodes, order, notes)
+    orders, ways = _branch_orders(nodes, order, notes)
     schedules = [orders]
     costed: list = []
     executor = "tf-executor (GPU: every kernel inline)"
@@ -1150,6 +1150,7 @@ def _estimate_traced(
     costed_parts = [done[i] for i in range(len(schedules), len(jobs))]
     # schedules[:half] side by side, schedules[half:] taking turns (each over the gradient orders)
     side_parts, turn_parts = (parts[:half], parts[half:]) if threads > 1 else (parts, [])
+    side_schedules = schedules[:half] if threads > 1 else schedules
     lines, slack = _mean_parts(side_parts)
     if turn_parts:
         executor += "; concurrent kernels side by side"
@@ -1192,6 +1193,12 @@ def _estimate_traced(
         # one 16.9.  One window per group of loops side by side is the other end.
         (part,) = _peak_parts_of({**nodes, **lone}, [schedules[0]], *args)
         scenarios.append(_scenario("side-by-side loops running ahead one at a time", part))
+    data = {ph for (ph, _), buf in preset.items() if buf.keep and not buf.persistent}
+    chosen = _data_predicates(nodes, sorted(ways[0]), data)
+    if chosen:
+        scenarios += _data_condition_scenarios(
+            nodes, chosen, ways, side_schedules, (lines, slack), notes, args
+        )
     in_place = _in_place_sum_inputs(nodes, order) if threads else {}
     if in_place:
         # Where TF's executor reaches the input an in-place sum's temporary
@@ -1411,6 +1418,42 @@ def _large_comparison(name: str, node, duration: float) -> bool:
     from .engine.executor import COMPARISON_OPS
 
     return node.op in COMPARISON_OPS and not _frame_of(name) and duration >= 1_000_000.0
+
+
+def _data_condition_scenarios(nodes, chosen, ways, schedules, estimate, notes, args) -> list:
+    """A scenario for each way the data's conditions can go, and a note naming them.
+
+    Each of ``schedules`` (those the estimate is the mean of) has one replay
+    per way of all the step's conditions (``ways``); those that agree on the
+    data's conditions are one scenario, the worst of them (an accumulation
+    step's condition still goes its costlier way).
+    """
+    batch_size = args[0]
+    peak = _parts_peak(estimate, batch_size) / 2**20
+    scenarios = []
+    said = []
+    for values in itertools.product((False, True), repeat=len(chosen)):
+        agree = [all(way[p] == v for p, v in zip(chosen, values, strict=True)) for way in ways]
+        picked = [[o for o, ok in zip(orders, agree, strict=True) if ok] for orders in schedules]
+        part = _mean_parts(_peak_parts_of(nodes, picked, *args))
+        label = ", ".join(
+            f"{p[0].rpartition('/')[0] or p[0]} {str(v).lower()}"
+            for p, v in zip(chosen, values, strict=True)
+        )
+        scenarios.append(_scenario(f"the data's conditions going: {label}", part))
+        said.append(f"{_parts_peak(part, batch_size) / 2**20:,.1f} MiB with {label}")
+    names = ", ".join(f"`{p[0]}`" for p in chosen)
+    which = (
+        "A condition of this step depends"
+        if len(chosen) == 1
+        else (f"{len(chosen)} conditions of this step depend")
+    )
+    notes.append(
+        f"{which} on the batch's values ({names}), so TF runs the branch "
+        f"the data chooses. The estimate ({peak:,.1f} MiB) counts the costlier way: "
+        f"{'; '.join(said)}."
+    )
+    return scenarios
 
 
 def _scenario(label: str, part) -> PeakScenario:
@@ -4016,15 +4059,18 @@ def _onednn_bias_grad_merges(nodes, order: list[str]) -> dict[str, str]:
 _MAX_CONDITIONS = 2
 
 
-def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]:
-    """The replay order for each way the step's conditions can go.
+def _branch_orders(
+    nodes, order: list[str], notes: list[str]
+) -> tuple[list[list[str]], list[dict[tuple[str, int], bool]]]:
+    """The replay order for each way the step's conditions can go, and those ways.
 
     TF runs one branch of a ``cond`` (a Switch's untaken output is dead and
     so is everything fed by it, up to the Merge), but which one changes from
     step to step: gradient accumulation updates the weights on one step in
-    ``gradient_accumulation_steps``.  Each assignment of the step's predicates
-    gets its own order; the footprint is the worst of them.  Loop Switches
-    (fed by LoopCond) are not conditions.
+    ``gradient_accumulation_steps``, and a model may choose by its data.
+    Each assignment of the step's predicates gets its own order; the
+    footprint is the worst of them.  Loop Switches (fed by LoopCond) are not
+    conditions.
     """
     from .engine.grappler import is_dead
 
@@ -4037,13 +4083,15 @@ def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]
                 switches[name] = pred
     preds = sorted(set(switches.values()))
     if not preds:
-        return [order]
+        return [order], [{}]
     if len(preds) > _MAX_CONDITIONS:
         notes.append(f"{len(preds)} conditions: both branches of each are counted as if they ran.")
-        return [order]
+        return [order], [{}]
     orders = []
+    ways = []
     for values in itertools.product((False, True), repeat=len(preds)):
         taken = dict(zip(preds, values, strict=True))
+        ways.append(taken)
         dead: set[str] = set()
         dead_tensors: set[tuple[str, int]] = set()
         for name in order:
@@ -4054,7 +4102,30 @@ def _branch_orders(nodes, order: list[str], notes: list[str]) -> list[list[str]]
             elif name in switches:  # output 0 flows when the predicate is false
                 dead_tensors.add((name, 0 if taken[switches[name]] else 1))
         orders.append([name for name in order if name not in dead])
-    return orders
+    return orders, ways
+
+
+def _data_predicates(nodes, preds, data: Set[str]) -> list[tuple[str, int]]:
+    """The predicates among ``preds`` computed from the step's batch (``data``).
+
+    Which way such a condition goes depends on what the user feeds, not on
+    the step count, so the estimate cannot know it: it counts the costlier
+    way, and the other ways are scenarios.
+    """
+    found = []
+    for pred in preds:
+        seen: set[str] = set()
+        stack = [pred[0]]
+        while stack:
+            name = stack.pop()
+            if name in seen or name not in nodes:
+                continue
+            seen.add(name)
+            if name in data:
+                found.append(pred)
+                break
+            stack += [src for src, _ in nodes[name].inputs]
+    return found
 
 
 #: Keras runs its RNN loops with ``tf.while_loop(parallel_iterations=32)``.

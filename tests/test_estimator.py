@@ -1389,3 +1389,52 @@ def test_a_scan_whose_conditions_the_shapes_decide_is_sized_without_the_branches
     fp = jt.estimate(model, 4, optimizer="sgd", loss="mse")
     assert not any("cannot infer" in note for note in fp.notes)
     assert fp.peak_bytes > param_bytes(model)
+
+
+def _gated_model():
+    """A model whose middle is a wide block or a narrow one, chosen by ``ops.cond``
+    on the batch's mean."""
+
+    class Gate(keras.layers.Layer):
+        def build(self, input_shape):
+            self.wide = keras.layers.Dense(2048, activation="relu")
+            self.back = keras.layers.Dense(input_shape[-1])
+            self.narrow = keras.layers.Dense(input_shape[-1], activation="relu")
+            self.wide.build(input_shape)
+            self.back.build((*input_shape[:-1], 2048))
+            self.narrow.build(input_shape)
+
+        def call(self, x):
+            return keras.ops.cond(
+                keras.ops.mean(x) > 0.5, lambda: self.back(self.wide(x)), lambda: self.narrow(x)
+            )
+
+        def compute_output_shape(self, input_shape):
+            return input_shape
+
+    inp = keras.Input((64,))
+    x = keras.layers.Dense(64)(inp)
+    return keras.Model(inp, keras.layers.Dense(4)(x + Gate()(x)))
+
+
+def test_a_condition_the_data_decides_is_counted_its_costlier_way_and_the_other_is_a_scenario():
+    batch = 256
+    fp = jt.estimate(_gated_model(), batch, optimizer="adam", loss="mse")
+    (note,) = [n for n in fp.notes if "depends on the batch's values" in n]
+    assert "gate" in note and "costlier way" in note
+    ways = {k: v for k, v in fp.scenario_peaks.items() if k.startswith("the data's conditions")}
+    assert sorted(k.rsplit(" ", 1)[1] for k in ways) == ["false", "true"]
+    cheap, dear = sorted(ways.values())
+    # the wide way holds at least its 2048-wide activation and that one's gradient more
+    assert dear - cheap > 2 * batch * 2048 * 4
+    # the estimate counts the costlier way (after a step of either), the range reaches the other
+    assert fp.peak_bytes >= dear
+    assert fp.peak_range[0] <= cheap
+
+
+def test_an_accumulation_condition_is_not_taken_for_one_the_data_decides():
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(8)])
+    opt = keras.optimizers.SGD(gradient_accumulation_steps=2)
+    fp = jt.estimate(model, 8, optimizer=opt, loss="mse")
+    assert not any("batch's values" in n for n in fp.notes)
+    assert not any(k.startswith("the data's") for k in fp.scenario_peaks)
