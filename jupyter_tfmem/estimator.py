@@ -158,6 +158,8 @@ def estimate(
             f"A stateful layer ({fixed[1]!r}) keeps its state for a batch of {fixed[0]}, so "
             "Keras runs this model at that batch only; Footprint.at() refuses any other."
         )
+    if not model.built and input_shapes is not None:
+        model = _built_copy(model, input_shapes, notes)
     if precision is not None:
         model = _with_precision(model, precision, notes)
     x_specs = _input_specs(model, input_shapes)
@@ -476,18 +478,24 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
             )
     finally:
         keras.config.set_dtype_policy(previous)
+    _compile_like(clone, model)
+    notes.append(f"Estimated under the dtype policy {policy.name}.")
+    return clone
+
+
+def _compile_like(clone: Any, model: Any) -> None:
+    """Compile a rebuilt copy as ``model`` was, if it was.
+
+    jit_compile decides which allocator the step runs on (XLA's buffers or
+    the executor's), and loss weights are ops of the step.
+    """
     if getattr(model, "compiled", False):
-        # The clone is compiled as the model was: jit_compile decides which
-        # allocator the step runs on (XLA's buffers or the executor's), and
-        # loss weights are ops of the step.
         clone.compile(
             optimizer=_fresh_optimizer(model.optimizer),
             loss=model.loss,
             loss_weights=_compiled_loss_weights(model),
             jit_compile=getattr(model, "jit_compile", False) is True,
         )
-    notes.append(f"Estimated under the dtype policy {policy.name}.")
-    return clone
 
 
 def _constructed_again(model: Any, config: Mapping[str, Any]) -> Any:
@@ -578,6 +586,41 @@ def _with_dtype(config: Any, policy: str) -> Any:
     return config
 
 
+def _built_copy(model: Any, input_shapes: Any, notes: list[str]) -> Any:
+    """A copy of an unbuilt model, built for ``input_shapes``.
+
+    A ``Sequential`` model given no ``Input`` has no weights until it first
+    sees a batch; building the user's own would give it weights, so a clone
+    is built instead.  The clone's weights are fresh, but their shapes, and
+    so every byte of the step, are those the user's model will get.
+    """
+    import keras
+
+    from .live_objects import custom_objects, with_live_lambdas
+
+    shapes = normalize_shapes(input_shapes, None)
+    try:
+        # from the config as ``_with_precision`` does: the user's classes,
+        # functions and Lambdas are taken live (clone_model would refuse a Lambda)
+        objects = custom_objects(model)
+        config = with_live_lambdas(model.get_config(), model, objects)
+        with keras.saving.custom_object_scope(objects):
+            copy = type(model).from_config(config)
+        copy.build((None, *shapes[0]) if len(shapes) == 1 else [(None, *s) for s in shapes])
+        _compile_like(copy, model)
+    except Exception as err:
+        raise ValueError(
+            f"the model {model.name!r} has not been built, and no copy of it could be "
+            f"built for input_shapes={shapes} ({type(err).__name__}); build it with "
+            "model.build((None, ...)) or call it once on a batch first"
+        ) from err
+    notes.append(
+        f"The model had not been built: estimated on a copy built for input shape(s) "
+        f"{', '.join(str(s) for s in shapes)}; the model itself was left unbuilt."
+    )
+    return copy
+
+
 def _input_specs(model: Any, input_shapes: Any) -> Any:
     import tensorflow as tf
     from keras import tree
@@ -590,8 +633,9 @@ def _input_specs(model: Any, input_shapes: Any) -> Any:
         # A subclassed model: it knows its inputs only from being built or called.
         if not model.built:
             raise ValueError(
-                "the model has not been built, so its input shape is unknown; call it once "
-                "on a batch or build it with model.build((None, ...)) first"
+                "the model has not been built, so its input shape is unknown; pass "
+                "input_shapes=[(...)] (without the batch dimension), or call it once on a "
+                "batch or build it with model.build((None, ...)) first"
             )
         build_shapes = getattr(model, "_build_shapes_dict", None) or {}
         shapes = normalize_shapes(input_shapes, None)

@@ -438,6 +438,37 @@ def test_unbuilt_subclassed_model_asks_to_be_built():
 
     with pytest.raises(ValueError, match="not been built"):
         jt.estimate(Unbuilt(), 4)
+    # its config cannot make a copy to build either
+    with pytest.raises(ValueError, match=r"no copy of it could be built.*model\.build"):
+        jt.estimate(Unbuilt(), 4, input_shapes=(3,))
+
+
+def test_an_unbuilt_sequential_model_is_estimated_on_a_copy_built_for_the_input_shapes():
+    class Twice(keras.layers.Layer):
+        def call(self, x):
+            return 2 * x
+
+    def make():
+        layers = keras.layers
+        model = keras.Sequential(
+            [layers.Dense(256, activation="relu"), layers.Lambda(lambda t: t * 0.5), Twice()]
+            + [layers.Dense(3)]
+        )
+        model.layers[0].trainable = False
+        model.compile(optimizer=keras.optimizers.RMSprop(), loss="mse")
+        return model
+
+    unbuilt = make()
+    with pytest.raises(ValueError, match="input_shapes"):
+        jt.estimate(unbuilt, 32)
+    fp = jt.estimate(unbuilt, 32, input_shapes=(20,))
+    assert any("had not been built" in note for note in fp.notes)
+    assert fp.optimizer == "rmsprop"
+    # the user's model and optimizer are left as they were
+    assert not unbuilt.built and not unbuilt.optimizer.built
+    built = make()
+    built.build((None, 20))
+    assert fp.peak_bytes == jt.estimate(built, 32).peak_bytes
 
 
 def test_dynamic_dimensions_need_input_shapes():
