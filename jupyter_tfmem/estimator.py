@@ -4150,11 +4150,14 @@ def _branch_orders(
 
 
 def _data_predicates(nodes, preds, data: Set[str]) -> list[tuple[str, int]]:
-    """The predicates among ``preds`` computed from the step's batch (``data``).
+    """The predicates among ``preds`` the forward pass computes from the step's batch (``data``).
 
     Which way such a condition goes depends on what the user feeds, not on
     the step count, so the estimate cannot know it: it counts the costlier
-    way, and the other ways are scenarios.
+    way, and the other ways are scenarios.  Predicates read from the
+    gradients (a loss-scale optimizer's "all finite", an optimizer's NaN
+    guard) are not the model's choice: they go one way unless training
+    diverges, and the walk does not enter the backward pass.
     """
     found = []
     for pred in preds:
@@ -4162,7 +4165,7 @@ def _data_predicates(nodes, preds, data: Set[str]) -> list[tuple[str, int]]:
         stack = [pred[0]]
         while stack:
             name = stack.pop()
-            if name in seen or name not in nodes:
+            if name in seen or name not in nodes or name.startswith("gradient_tape/"):
                 continue
             seen.add(name)
             if name in data:

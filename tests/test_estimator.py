@@ -1463,9 +1463,18 @@ def test_a_condition_the_data_decides_is_counted_its_costlier_way_and_the_other_
     assert fp.peak_range[0] <= cheap
 
 
-def test_an_accumulation_condition_is_not_taken_for_one_the_data_decides():
+@pytest.mark.parametrize(
+    "optimizer, precision",
+    [
+        (lambda: keras.optimizers.SGD(gradient_accumulation_steps=2), None),  # the step count
+        (lambda: "rmsprop", None),  # its guard against non-finite gradients
+        (lambda: "adam", "mixed_float16"),  # loss scaling's "all gradients finite"
+    ],
+)
+def test_conditions_on_the_step_count_or_the_gradients_are_not_taken_for_the_datas(
+    optimizer, precision
+):
     model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(8)])
-    opt = keras.optimizers.SGD(gradient_accumulation_steps=2)
-    fp = jt.estimate(model, 8, optimizer=opt, loss="mse")
+    fp = jt.estimate(model, 8, optimizer=optimizer(), loss="mse", precision=precision)
     assert not any("batch's values" in n for n in fp.notes)
     assert not any(k.startswith("the data's") for k in fp.scenario_peaks)
