@@ -1238,7 +1238,7 @@ def _estimate_traced(
         (part,) = _peak_parts_of({**nodes, **lone}, [schedules[0]], *args)
         scenarios.append(_scenario("side-by-side loops running ahead one at a time", part))
     data = {ph for (ph, _), buf in preset.items() if buf.keep and not buf.persistent}
-    chosen = _data_predicates(nodes, sorted(ways[0]), data)
+    chosen = _data_predicates(nodes, sorted(ways[0]), data, {name for name, _ in keep})
     if chosen:
         scenarios += _data_condition_scenarios(
             nodes, chosen, ways, side_schedules, (lines, slack), notes, args
@@ -4149,7 +4149,7 @@ def _branch_orders(
     return orders, ways
 
 
-def _data_predicates(nodes, preds, data: Set[str]) -> list[tuple[str, int]]:
+def _data_predicates(nodes, preds, data: Set[str], outputs: Set[str]) -> list[tuple[str, int]]:
     """The predicates among ``preds`` the forward pass computes from the step's batch (``data``).
 
     Which way such a condition goes depends on what the user feeds, not on
@@ -4157,10 +4157,22 @@ def _data_predicates(nodes, preds, data: Set[str]) -> list[tuple[str, int]]:
     way, and the other ways are scenarios.  Predicates read from the
     gradients (a loss-scale optimizer's "all finite", an optimizer's NaN
     guard) are not the model's choice: they go one way unless training
-    diverges, and the walk does not enter the backward pass.
+    diverges.  So a predicate counts only if the step's outputs (the loss,
+    the predictions) are computed from it, and the walk to the batch does
+    not enter the backward pass.
     """
+    forward: set[str] = set()
+    stack = list(outputs)
+    while stack:
+        name = stack.pop()
+        if name in forward or name not in nodes:
+            continue
+        forward.add(name)
+        stack += [src for src, _ in nodes[name].inputs]
     found = []
     for pred in preds:
+        if pred[0] not in forward:
+            continue
         seen: set[str] = set()
         stack = [pred[0]]
         while stack:

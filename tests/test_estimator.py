@@ -1478,3 +1478,14 @@ def test_conditions_on_the_step_count_or_the_gradients_are_not_taken_for_the_dat
     fp = jt.estimate(model, 8, optimizer=optimizer(), loss="mse", precision=precision)
     assert not any("batch's values" in n for n in fp.notes)
     assert not any(k.startswith("the data's") for k in fp.scenario_peaks)
+
+
+def test_loss_scalings_condition_is_not_the_datas_where_a_gradient_is_a_function_call():
+    # a grouped convolution's gradient is a function call outside the
+    # gradient_tape/ scope, through which "all gradients finite" reads the batch
+    model = keras.Sequential(
+        [keras.Input((8, 8, 4)), keras.layers.Conv2D(8, 3, groups=2), keras.layers.Flatten()]
+        + [keras.layers.Dense(2)]
+    )
+    fp = jt.estimate(model, 8, optimizer="adam", loss="mse", precision="mixed_float16")
+    assert not any("batch's values" in n for n in fp.notes)
