@@ -577,6 +577,31 @@ convolutions with few channels are timed.  The while loop's miss: the replay
 charges each accumulator its five elements where the list is made, and
 the body's pushed tensors once more while the body runs, so at the end of
 the forward loop it holds one iteration's activations twice.
+
+Session 66 wrote ten more, twenty cases (f2df51c), measured on the Intel
+Xeon (3 runs; f8f7a43) and estimated with session 65's final code before
+any change: all 20 could be estimated, median |error| 1.3%, worst 22.5%,
+1 over 10%.  A causal linear-attention LM (``keras.ops.cumsum`` of key-value
+outer products) in pure ``bfloat16`` with Adafactor -1.6% (TF's 7 runs
+spread 31%) and -1.5% (inference at 64); a cross-covariance (channel)
+attention transformer with AdamW's AMSGrad -0.7% and -4.0% (batch 192);
+a CNN whose middle block ``keras.ops.cond`` picks from the batch's mean
+activation +22.5% (Adam with ``global_clipnorm``, binary cross-entropy)
+and -0.0% (inference at 256) -- the estimate counts the costlier way and
+TF's random batches take the other, whose way is now a scenario (194.4 MiB
+against TF's 209.1) and a note; a shared CNN trunk over a picture and two
+antialiased resizes of it -8.8% (Adagrad, MAE; TF's 7 runs spread 38%) and
++0.6% (batch 96); a masked BiLSTM whose directions are multiplied under
+``mixed_float16`` with Nesterov SGD -0.9% and -5.1% (inference at 128); a
+feature-tokenising tabular transformer in ``float64`` with Adam +1.2% and
++1.5% (batch 1024); ConvNeXtLarge (196M parameters) with plain SGD +1.2%
+and -0.0% (inference at 32); a CNN read at given cells by
+``keras.ops.take_along_axis`` (its gradient a scatter) with RMSprop +8.0%
+and +6.6% (batch 64; the graph's order of the merged filter and input
+gradients gives +1.0% and -0.1%, the other order +15.0% and +13.3%, and the
+estimate is their mean); a ShuffleNetV2-style net under ``mixed_bfloat16``
++0.7% and +6.4% (batch 128); a ConvMixer under XLA with Lion accumulating 4
+steps +0.0% and -0.0% (inference at 128).
 """
 
 from __future__ import annotations
