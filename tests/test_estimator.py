@@ -451,8 +451,12 @@ def test_an_unbuilt_sequential_model_is_estimated_on_a_copy_built_for_the_input_
     def make():
         layers = keras.layers
         model = keras.Sequential(
-            [layers.Dense(256, activation="relu"), layers.Lambda(lambda t: t * 0.5), Twice()]
-            + [layers.Dense(3)]
+            [
+                layers.Dense(256, activation="relu"),
+                layers.Lambda(lambda t: t * 0.5),
+                Twice(),
+                layers.Dense(3),
+            ]
         )
         model.layers[0].trainable = False
         model.compile(optimizer=keras.optimizers.RMSprop(), loss="mse")
@@ -1484,8 +1488,12 @@ def test_loss_scalings_condition_is_not_the_datas_where_a_gradient_is_a_function
     # a grouped convolution's gradient is a function call outside the
     # gradient_tape/ scope, through which "all gradients finite" reads the batch
     model = keras.Sequential(
-        [keras.Input((8, 8, 4)), keras.layers.Conv2D(8, 3, groups=2), keras.layers.Flatten()]
-        + [keras.layers.Dense(2)]
+        [
+            keras.Input((8, 8, 4)),
+            keras.layers.Conv2D(8, 3, groups=2),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2),
+        ]
     )
     fp = jt.estimate(model, 8, optimizer="adam", loss="mse", precision="mixed_float16")
     assert not any("batch's values" in n for n in fp.notes)
