@@ -1484,6 +1484,14 @@ def test_conditions_on_the_step_count_or_the_gradients_are_not_taken_for_the_dat
     assert not any(k.startswith("the data's") for k in fp.scenario_peaks)
 
 
+def test_a_condition_of_the_data_that_costs_the_same_either_way_is_not_noted():
+    # Keras's squared hinge turns 0/1 labels into -1/1 under a cond on their values
+    model = keras.Sequential([keras.Input((256,)), keras.layers.Dense(1024), keras.layers.Dense(1)])
+    fp = jt.estimate(model, 64, optimizer="sgd", loss="squared_hinge")
+    assert sum(k.startswith("the data's") for k in fp.scenario_peaks) == 2
+    assert not any("batch's values" in n for n in fp.notes)
+
+
 def test_loss_scalings_condition_is_not_the_datas_where_a_gradient_is_a_function_call():
     # a grouped convolution's gradient is a function call outside the
     # gradient_tape/ scope, through which "all gradients finite" reads the batch
