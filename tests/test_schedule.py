@@ -117,8 +117,9 @@ def test_a_condition_runs_one_branch_per_order_and_both_reach_the_merge():
     from jupyter_tfmem.estimator import _branch_orders
 
     nodes = _cond_graph()
-    orders = _branch_orders(nodes, topo_fifo_order(nodes), [])
+    orders, ways = _branch_orders(nodes, topo_fifo_order(nodes), [])
     assert len(orders) == 2
+    assert [list(way.values()) for way in ways] == [[False], [True]]
     ran = [set(order) for order in orders]
     assert {"small"} <= ran[0] and not ran[0] & {"big", "shrink"}  # predicate false
     assert {"big", "shrink"} <= ran[1] and "small" not in ran[1]  # predicate true
@@ -130,7 +131,7 @@ def test_the_merge_takes_over_the_branch_that_ran():
 
     nodes = _cond_graph()
     peaks = []
-    for order in _branch_orders(nodes, topo_fifo_order(nodes), []):
+    for order in _branch_orders(nodes, topo_fifo_order(nodes), [])[0]:
         timeline, _ = replay(nodes, order, 1, preset={}, keep=[("y", 0)])
         live = dict(zip(order, (a for a, _ in timeline), strict=True))
         # The Merge aliases the live branch's output: nothing new is allocated.
