@@ -440,8 +440,6 @@ def _describe_loss(loss: Any) -> str:
 def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
     import keras
 
-    from .live_objects import custom_objects, with_live_lambdas
-
     try:
         policy = keras.dtype_policies.get(precision)
     except ValueError:
@@ -459,12 +457,9 @@ def _with_precision(model: Any, precision: str, notes: list[str]) -> Any:
             k: (v if k == "dtype" else _with_dtype(v, policy.name))
             for k, v in model.get_config().items()
         }
-        objects = custom_objects(model)
-        config = with_live_lambdas(config, model, objects)
         keras.config.set_dtype_policy(policy)
         try:
-            with keras.saving.custom_object_scope(objects):
-                clone = type(model).from_config(config)
+            clone = _from_own_config(model, config)
         except Exception as err:
             clone = _constructed_again(model, config)
             if clone is None:
@@ -586,6 +581,23 @@ def _with_dtype(config: Any, policy: str) -> Any:
     return config
 
 
+def _from_own_config(model: Any, config: Mapping[str, Any]) -> Any:
+    """A new model of ``model``'s class from ``config`` (``model``'s own, maybe edited).
+
+    Keras finds only registered objects by name, so the user's layer classes,
+    functions and ``Lambda``s are taken live from ``model``: no bytecode is
+    loaded, safe mode stays on, and each function keeps its own globals.
+    """
+    import keras
+
+    from .live_objects import custom_objects, with_live_lambdas
+
+    objects = custom_objects(model)
+    config = with_live_lambdas(config, model, objects)
+    with keras.saving.custom_object_scope(objects):
+        return type(model).from_config(config)
+
+
 def _built_copy(model: Any, input_shapes: Any, notes: list[str]) -> Any:
     """A copy of an unbuilt model, built for ``input_shapes``.
 
@@ -594,18 +606,11 @@ def _built_copy(model: Any, input_shapes: Any, notes: list[str]) -> Any:
     is built instead.  The clone's weights are fresh, but their shapes, and
     so every byte of the step, are those the user's model will get.
     """
-    import keras
-
-    from .live_objects import custom_objects, with_live_lambdas
 
     shapes = normalize_shapes(input_shapes, None)
     try:
-        # from the config as ``_with_precision`` does: the user's classes,
-        # functions and Lambdas are taken live (clone_model would refuse a Lambda)
-        objects = custom_objects(model)
-        config = with_live_lambdas(model.get_config(), model, objects)
-        with keras.saving.custom_object_scope(objects):
-            copy = type(model).from_config(config)
+        # clone_model would refuse a Lambda
+        copy = _from_own_config(model, model.get_config())
         copy.build((None, *shapes[0]) if len(shapes) == 1 else [(None, *s) for s in shapes])
         _compile_like(copy, model)
     except Exception as err:
@@ -1237,7 +1242,7 @@ def _estimate_traced(
         # one 16.9.  One window per group of loops side by side is the other end.
         (part,) = _peak_parts_of({**nodes, **lone}, [schedules[0]], *args)
         scenarios.append(_scenario("side-by-side loops running ahead one at a time", part))
-    data = {ph for (ph, _), buf in preset.items() if buf.keep and not buf.persistent}
+    data = {key[1] for key, *_ in batch}
     chosen = _data_predicates(nodes, sorted(ways[0]), data, {name for name, _ in keep})
     if chosen:
         scenarios += _data_condition_scenarios(
@@ -4171,6 +4176,8 @@ def _data_predicates(nodes, preds, data: Set[str], outputs: Set[str]) -> list[tu
     the predictions) are computed from it, and the walk to the batch does
     not enter the backward pass.
     """
+    if not preds:
+        return []
     forward: set[str] = set()
     stack = list(outputs)
     while stack:
