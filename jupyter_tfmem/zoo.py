@@ -4459,6 +4459,132 @@ _CASE_LIST += (
     _variant("conv_mixer_lionga", 128, infer=True),
 )
 
+#: Session 67's held-out round (builders in ``zoo_heldout``), written and
+#: measured before any estimate.
+_CASE_LIST += (
+    ZooCase(
+        "capsule_net_adamax",
+        zoo_heldout.capsule_net,
+        32,
+        True,
+        "adamax",
+        "mean_squared_error",
+        (((28, 28, 1), "float32"),),
+        "Capsule network (3 unrolled routing-by-agreement iterations) on 28x28, batch 32, Adamax",
+    ),
+    ZooCase(
+        "dcn_v2_ranker_ftrl",
+        zoo_heldout.dcn_v2_ranker,
+        2048,
+        True,
+        "ftrl",
+        "binary_crossentropy",
+        (((16,), "int32"), ((13,), "float32")),
+        "Deep & Cross Network v2 ranker (16 embedding tables, 3 cross layers), batch 2048, Ftrl",
+    ),
+    ZooCase(
+        "swin_tiny_64_adamw",
+        zoo_heldout.swin_tiny_64,
+        32,
+        True,
+        "adamw",
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "Two-stage Swin-style transformer (shifted windows by ops.roll) at 64x64, "
+        "mixed_float16, batch 32, AdamW (loss scaling)",
+        precision="mixed_float16",
+    ),
+    ZooCase(
+        "nasnet_large_64_rmspropcm",
+        zoo_heldout.nasnet_large_64,
+        16,
+        True,
+        {"class_name": "RMSprop", "config": {"momentum": 0.9, "centered": True}},
+        "kl_divergence",
+        (((64, 64, 3), "float32"),),
+        "NASNetLarge (85M parameters) at 64x64, KL-divergence loss, batch 16, centered RMSprop "
+        "with momentum",
+    ),
+    ZooCase(
+        "rk4_ode_regressor_adamcv",
+        zoo_heldout.rk4_ode_regressor,
+        512,
+        True,
+        {"class_name": "Adam", "config": {"clipvalue": 1.0}},
+        "log_cosh",
+        (((64,), "float32"),),
+        "Neural ODE (8 unrolled RK4 steps of a shared MLP field), log-cosh loss, batch 512, "
+        "Adam with clipvalue",
+    ),
+    ZooCase(
+        "wavenet_mu_law_nadam",
+        zoo_heldout.wavenet_mu_law,
+        8,
+        True,
+        "nadam",
+        "sparse_categorical_crossentropy",
+        (((2048, 1), "float32"),),
+        "WaveNet (2 stacks of gated dilated causal Conv1D, 256 classes per sample) over 2048 "
+        "samples, batch 8, Nadam",
+    ),
+    ZooCase(
+        "efficientnetb7_64_sgdwd",
+        zoo_heldout.efficientnetb7_64,
+        16,
+        True,
+        {"class_name": "SGD", "config": {"momentum": 0.9, "weight_decay": 0.0001}},
+        "sparse_categorical_crossentropy",
+        (((64, 64, 3), "float32"),),
+        "EfficientNetB7 (64M parameters) at 64x64, batch 16, SGD with momentum and weight decay",
+    ),
+    ZooCase(
+        "edgeconv_pointnet_lamb",
+        zoo_heldout.edgeconv_pointnet,
+        16,
+        True,
+        "lamb",
+        "sparse_categorical_crossentropy",
+        (((512, 3), "float32"),),
+        "DGCNN-style EdgeConv point classifier (k-NN by ops.top_k, gathered neighbours) over "
+        "512 points, batch 16, Lamb",
+    ),
+    ZooCase(
+        "hypernet_mlp_adadelta",
+        zoo_heldout.hypernet_mlp,
+        256,
+        True,
+        "adadelta",
+        "cosine_similarity",
+        (((96,), "float32"), ((16,), "float32")),
+        "Hypernetwork generating a 128x128 layer per example (einsum), cosine-similarity loss, "
+        "pure float16, batch 256, Adadelta",
+        precision="float16",
+    ),
+    ZooCase(
+        "unet1d_denoiser_adamema",
+        zoo_heldout.unet1d_denoiser,
+        16,
+        True,
+        {"class_name": "Adam", "config": {"use_ema": True}},
+        "mean_absolute_error",
+        (((4096, 2), "float32"),),
+        "1-D U-Net denoiser (Conv1DTranspose, skips) over 4096 samples, XLA, batch 16, "
+        "Adam with EMA",
+    ),
+)
+_CASE_LIST += (
+    _variant("capsule_net_adamax", 128),
+    _variant("dcn_v2_ranker_ftrl", 8192, infer=True),
+    _variant("swin_tiny_64_adamw", 96),
+    _variant("nasnet_large_64_rmspropcm", 64, infer=True),
+    _variant("rk4_ode_regressor_adamcv", 2048),
+    _variant("wavenet_mu_law_nadam", 32, infer=True),
+    _variant("efficientnetb7_64_sgdwd", 64, infer=True),
+    _variant("edgeconv_pointnet_lamb", 48),
+    _variant("hypernet_mlp_adadelta", 1024, infer=True),
+    _variant("unet1d_denoiser_adamema", 64, infer=True),
+)
+
 #: All cases by name, in benchmark order.
 CASES: dict[str, ZooCase] = {case.name: case for case in _CASE_LIST}
 

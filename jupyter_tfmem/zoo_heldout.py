@@ -4775,3 +4775,275 @@ def conv_mixer() -> Any:
     # compiled only to turn on XLA; the case's optimizer and loss replace these
     model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
     return model
+
+
+# --------------------------------------------------------------------------
+# Session 67 (zoo.py lists the cases).
+# --------------------------------------------------------------------------
+
+
+def capsule_net() -> Any:
+    """A capsule network on 28x28 grey pictures: 32 maps of 8-D primary
+    capsules from a strided convolution, then 10 16-D class capsules by three
+    iterations of routing-by-agreement (``einsum`` predictions, softmax over
+    classes, squash), unrolled; the output is each class capsule's length."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    classes, dim_in, dim_out = 10, 8, 16
+
+    def squash(t: Any, axis: int = -1) -> Any:
+        n2 = ops.sum(ops.square(t), axis=axis, keepdims=True)
+        return t * n2 / (1.0 + n2) / ops.sqrt(n2 + 1e-7)
+
+    class Routing(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.w = self.add_weight(
+                shape=(input_shape[1], classes, dim_out, dim_in), initializer="glorot_uniform"
+            )
+
+        def call(self, u: Any) -> Any:
+            u_hat = ops.einsum("njcdi,bni->bncd", self.w[:, None], u)
+            logits = ops.zeros_like(u_hat[..., 0])
+            for i in range(3):
+                c = ops.softmax(logits, axis=2)
+                v = squash(ops.einsum("bnc,bncd->bcd", c, u_hat))
+                if i < 2:
+                    logits = logits + ops.einsum("bncd,bcd->bnc", u_hat, v)
+            return ops.sqrt(ops.sum(ops.square(v), axis=-1) + 1e-7)
+
+        def compute_output_shape(self, input_shape: Any) -> Any:
+            return (input_shape[0], classes)
+
+    inp = keras.Input((28, 28, 1))
+    x = L.Conv2D(256, 9, activation="relu")(inp)
+    x = L.Conv2D(32 * dim_in, 9, strides=2)(x)
+    x = L.Lambda(lambda t: squash(ops.reshape(t, (-1, 6 * 6 * 32, dim_in))))(x)
+    return keras.Model(inp, Routing()(x), name="capsule_net")
+
+
+def dcn_v2_ranker() -> Any:
+    """A Deep & Cross Network v2 click ranker: 16 categorical ids (each its
+    own 16-wide embedding table of 5,000 rows) and 13 dense features, three
+    full-rank cross layers ``x0 * (W x + b) + x`` beside a 3-layer deep tower,
+    joined into one sigmoid output."""
+    keras = _keras()
+    L = keras.layers
+    ids = keras.Input((16,), dtype="int32", name="ids")
+    dense = keras.Input((13,), name="numeric")
+    embedded = [
+        L.Flatten()(L.Embedding(5000, 16)(L.Lambda(lambda t, i=i: t[:, i : i + 1])(ids)))
+        for i in range(16)
+    ]
+    x0 = L.Concatenate()([*embedded, dense])
+    x = x0
+    for _ in range(3):
+        x = L.Add()([L.Multiply()([x0, L.Dense(x0.shape[-1])(x)]), x])
+    deep = x0
+    for width in (512, 256, 128):
+        deep = L.Dense(width, activation="relu")(deep)
+    joined = L.Concatenate()([x, deep])
+    return keras.Model([ids, dense], L.Dense(1, activation="sigmoid")(joined), name="dcn_v2_ranker")
+
+
+def swin_tiny_64() -> Any:
+    """A two-stage Swin-style transformer on 64x64 RGB: 4x4 patches of width
+    96, attention inside 8x8 windows (window partition by reshape and
+    transpose) alternating with windows shifted by ``keras.ops.roll``, a
+    patch-merging step to 8x8 tokens of width 192, mean-pooled to 100
+    classes."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    win = 8
+
+    class WindowAttention(L.Layer):
+        def __init__(self, heads: int, shift: int, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.heads, self.shift = heads, shift
+
+        def build(self, input_shape: Any) -> None:
+            _, self.h, self.w, self.c = input_shape
+            self.attn = L.MultiHeadAttention(self.heads, self.c // self.heads)
+            self.attn.build((None, win * win, self.c), (None, win * win, self.c))
+
+        def call(self, x: Any) -> Any:
+            h, w, c = self.h, self.w, self.c
+            if self.shift:
+                x = ops.roll(x, (-self.shift, -self.shift), axis=(1, 2))
+            t = ops.reshape(x, (-1, h // win, win, w // win, win, c))
+            t = ops.reshape(ops.transpose(t, (0, 1, 3, 2, 4, 5)), (-1, win * win, c))
+            t = self.attn(t, t)
+            t = ops.reshape(t, (-1, h // win, w // win, win, win, c))
+            t = ops.reshape(ops.transpose(t, (0, 1, 3, 2, 4, 5)), (-1, h, w, c))
+            if self.shift:
+                t = ops.roll(t, (self.shift, self.shift), axis=(1, 2))
+            return t
+
+    def block(x: Any, heads: int, shift: int) -> Any:
+        x = x + WindowAttention(heads, shift)(L.LayerNormalization()(x))
+        h = L.Dense(4 * x.shape[-1], activation="gelu")(L.LayerNormalization()(x))
+        return x + L.Dense(x.shape[-1])(h)
+
+    inp = keras.Input((64, 64, 3))
+    x = L.Conv2D(96, 4, strides=4)(inp)
+    for shift in (0, win // 2):
+        x = block(x, 3, shift)
+    x = L.Conv2D(192, 2, strides=2)(L.LayerNormalization()(x))
+    for shift in (0, win // 2):
+        x = block(x, 6, shift)
+    x = L.GlobalAveragePooling2D()(L.LayerNormalization()(x))
+    return keras.Model(inp, L.Dense(100)(x), name="swin_tiny_64")
+
+
+def nasnet_large_64() -> Any:
+    """NASNetLarge (about 85M parameters, over 1,000 layers; no weights) on
+    64x64 RGB, 100 classes with a softmax head."""
+    return _keras().applications.NASNetLarge(weights=None, input_shape=(64, 64, 3), classes=100)
+
+
+def rk4_ode_regressor() -> Any:
+    """A neural ODE regressor: 64 features lifted to a 256-wide state that is
+    integrated by eight unrolled fourth-order Runge-Kutta steps of a small
+    MLP vector field (the same weights at every stage), then 4 outputs."""
+    keras = _keras()
+    L = keras.layers
+    width, steps = 256, 8
+
+    class RK4(L.Layer):
+        def build(self, input_shape: Any) -> None:
+            self.f1 = L.Dense(2 * width, activation="tanh")
+            self.f2 = L.Dense(width)
+            self.f1.build(input_shape)
+            self.f2.build((None, 2 * width))
+
+        def call(self, y: Any) -> Any:
+            dt = 1.0 / steps
+
+            def f(t: Any) -> Any:
+                return self.f2(self.f1(t))
+
+            for _ in range(steps):
+                k1 = f(y)
+                k2 = f(y + 0.5 * dt * k1)
+                k3 = f(y + 0.5 * dt * k2)
+                k4 = f(y + dt * k3)
+                y = y + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            return y
+
+    inp = keras.Input((64,))
+    x = L.Dense(width)(inp)
+    x = RK4()(x)
+    return keras.Model(inp, L.Dense(4)(x), name="rk4_ode_regressor")
+
+
+def wavenet_mu_law() -> Any:
+    """A WaveNet over 2,048 samples of one-hot-free audio: a causal 2-tap
+    convolution, then two stacks of gated (tanh x sigmoid) dilated causal
+    convolutions (dilations 1 to 128), each with a residual and a skip
+    1x1 projection; the summed skips give 256 mu-law classes per sample."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((2048, 1))
+    x = L.Conv1D(64, 2, padding="causal")(inp)
+    skips = []
+    for _ in range(2):
+        for d in (1, 2, 4, 8, 16, 32, 64, 128):
+            f = L.Conv1D(64, 2, dilation_rate=d, padding="causal", activation="tanh")(x)
+            g = L.Conv1D(64, 2, dilation_rate=d, padding="causal", activation="sigmoid")(x)
+            z = L.Multiply()([f, g])
+            skips.append(L.Conv1D(128, 1)(z))
+            x = L.Add()([x, L.Conv1D(64, 1)(z)])
+    s = L.Activation("relu")(L.Add()(skips))
+    s = L.Conv1D(128, 1, activation="relu")(s)
+    return keras.Model(inp, L.Conv1D(256, 1)(s), name="wavenet_mu_law")
+
+
+def efficientnetb7_64() -> Any:
+    """EfficientNetB7 (about 64M parameters, no weights) on 64x64 RGB, 10 classes."""
+    return _keras().applications.EfficientNetB7(weights=None, input_shape=(64, 64, 3), classes=10)
+
+
+def edgeconv_pointnet() -> Any:
+    """A DGCNN-style point cloud classifier over 512 points: each EdgeConv
+    layer finds every point's 16 nearest neighbours in feature space
+    (pairwise distances, ``keras.ops.top_k``), gathers them, and max-pools a
+    shared MLP over the edge features; two such layers, a global max, 15
+    classes."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    points, k = 512, 16
+
+    class EdgeConv(L.Layer):
+        def __init__(self, width: int, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.width = width
+
+        def build(self, input_shape: Any) -> None:
+            self.mlp = L.Dense(self.width, activation="relu")
+            self.mlp.build((None, points, k, 2 * input_shape[-1]))
+
+        def call(self, x: Any) -> Any:
+            sq = ops.sum(ops.square(x), axis=-1, keepdims=True)
+            dist = (
+                sq - 2.0 * ops.matmul(x, ops.transpose(x, (0, 2, 1))) + ops.transpose(sq, (0, 2, 1))
+            )
+            _, idx = ops.top_k(-dist, k)
+            c = x.shape[-1]
+            flat = ops.reshape(idx, (-1, points * k, 1))
+            nbrs = ops.take_along_axis(x, ops.repeat(flat, c, axis=-1), axis=1)
+            nbrs = ops.reshape(nbrs, (-1, points, k, c))
+            centre = ops.repeat(ops.expand_dims(x, 2), k, axis=2)
+            edges = ops.concatenate([centre, nbrs - centre], axis=-1)
+            return ops.max(self.mlp(edges), axis=2)
+
+        def compute_output_shape(self, input_shape: Any) -> Any:
+            return (input_shape[0], points, self.width)
+
+    inp = keras.Input((points, 3))
+    x = EdgeConv(64)(inp)
+    x = EdgeConv(128)(x)
+    x = L.GlobalMaxPooling1D()(L.Dense(256, activation="relu")(x))
+    return keras.Model(inp, L.Dense(15)(x), name="edgeconv_pointnet")
+
+
+def hypernet_mlp() -> Any:
+    """A hypernetwork: a 16-D context per example generates the 128x128
+    weights and bias of the main network's middle layer, applied per example
+    by ``einsum`` to the 128-D features of a 96-D input; 32 outputs."""
+    keras = _keras()
+    L = keras.layers
+    ops = keras.ops
+    width = 128
+    x_in = keras.Input((96,), name="x")
+    ctx = keras.Input((16,), name="context")
+    h = L.Dense(64, activation="relu")(ctx)
+    w = L.Reshape((width, width))(L.Dense(width * width)(h))
+    b = L.Dense(width)(h)
+    x = L.Dense(width, activation="relu")(x_in)
+    x = L.Lambda(lambda t: ops.relu(ops.einsum("bi,bio->bo", t[0], t[1]) + t[2]))([x, w, b])
+    return keras.Model([x_in, ctx], L.Dense(32)(x), name="hypernet_mlp")
+
+
+def unet1d_denoiser() -> Any:
+    """A 1-D U-Net denoiser over 4,096 samples of 2 channels: four strided
+    convolution levels down (32 to 256 channels), ``Conv1DTranspose`` back
+    up with concatenated skips, a 2-channel output; compiled with
+    ``jit_compile=True``."""
+    keras = _keras()
+    L = keras.layers
+    inp = keras.Input((4096, 2))
+    x = L.Conv1D(32, 7, padding="same", activation="relu")(inp)
+    skips = []
+    for width in (64, 128, 256):
+        skips.append(x)
+        x = L.Conv1D(width, 5, strides=2, padding="same", activation="relu")(x)
+        x = L.Conv1D(width, 5, padding="same", activation="relu")(x)
+    for width, skip in zip((128, 64, 32), reversed(skips), strict=True):
+        x = L.Conv1DTranspose(width, 4, strides=2, padding="same", activation="relu")(x)
+        x = L.Conv1D(width, 5, padding="same", activation="relu")(L.Concatenate()([x, skip]))
+    model = keras.Model(inp, L.Conv1D(2, 1)(x), name="unet1d_denoiser")
+    # compiled only to turn on XLA; the case's optimizer and loss replace these
+    model.compile(optimizer="sgd", loss="mean_squared_error", jit_compile=True)
+    return model
