@@ -442,6 +442,48 @@ def test_a_graph_grappler_cannot_export_runs_as_it_was_traced():
         assert next(n for n in out.node if n.name == "x").op == "Placeholder"
 
 
+def test_a_graph_grappler_returns_unbuildable_runs_as_it_was_given(monkeypatch):
+    # Under float16 with oneDNN on, TF 2.21's remapper fuses MatMul + BiasAdd
+    # + Add + Relu into a node with no op; TF's runtime cannot convert that
+    # graph, logs "Ignoring multi-device function optimization failure" and
+    # runs the one it had.  Here Grappler's output loses an op on purpose.
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, (4, 3), name="x")
+        return tf.reshape(x * 2.0, (4, 3), name="same_shape")
+
+    gd, fetches = _graph(build)
+    assert "Reshape" not in _ops(grappler.optimize(gd, fetches))  # Grappler drops it
+    real = grappler.tf_optimizer.OptimizeGraph
+
+    def breaking(config, metagraph, verbose=False):
+        out = real(config, metagraph, verbose=verbose)
+        next(n for n in out.node if n.op == "Mul").op = ""
+        return out
+
+    monkeypatch.setattr(grappler.tf_optimizer, "OptimizeGraph", breaking)
+    out = grappler.optimize(gd, fetches)
+    assert "Reshape" in _ops(out) and "" not in _ops(out)
+    assert next(n for n in out.node if n.name == "x").op == "Placeholder"
+
+
+def test_a_float16_dense_added_to_another_tensor_and_rectified_is_estimated():
+    # the graph of the remapper's broken fusion (above) on a oneDNN build
+    keras = pytest.importorskip("keras")
+    from jupyter_tfmem import estimate
+
+    keras.config.set_dtype_policy("float16")
+    try:
+        a, c = keras.Input((24,)), keras.Input((32,))
+        summed = keras.layers.Lambda(lambda t: keras.ops.relu(t[0] + t[1]))(
+            [keras.layers.Dense(32)(a), c]
+        )
+        model = keras.Model([a, c], keras.layers.Dense(4)(summed))
+    finally:
+        keras.config.set_dtype_policy("float32")
+    footprint = estimate(model, 8, training=False)
+    assert footprint.peak_bytes >= 8 * (24 + 32 + 32 + 4) * 2
+
+
 def test_a_raw_while_that_declares_no_shapes_keeps_its_inputs_shapes():
     # tf.nn.ctc_loss on dense labels (Keras's CTC loss) scans with a raw While
     # whose output_shapes are all unknown: the logits' gradient after it was

@@ -186,17 +186,41 @@ def _one_pass(graph_def: graph_pb2.GraphDef, fetches: list[str]) -> graph_pb2.Gr
     failure" and runs the graph it had when Grappler fails (as it does on a
     Keras ``float8`` model's step: Grappler's MLIR export has no float8 type),
     so the estimate sizes that graph too.
+
+    Grappler can also succeed and return a graph TF cannot build: under
+    ``float16`` with oneDNN on, the remapper fuses ``MatMul + BiasAdd + Add +
+    Relu`` into a node it gives no op (TF 2.21 names one only for
+    convolutions there).  TF's runtime then fails to convert the graph and
+    runs the one it had, as above (a ``float16`` hypernetwork of session 67).
     """
     config = config_pb2.ConfigProto()
     rewriter = config.graph_options.rewrite_options
     rewriter.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
     rewriter.min_graph_nodes = -1  # tf.function bodies of any size get optimized
     try:
-        return tf_optimizer.OptimizeGraph(config, _metagraph(graph_def, fetches), verbose=False)
+        metagraph = _metagraph(graph_def, fetches)
+        optimized = tf_optimizer.OptimizeGraph(config, metagraph, verbose=False)
     except errors.OpError:
         if not _builds(graph_def):
             raise
         return copy.deepcopy(graph_def)
+    if _unknown_ops(optimized) and not _unknown_ops(graph_def):
+        return copy.deepcopy(graph_def)
+    return optimized
+
+
+def _unknown_ops(graph_def: graph_pb2.GraphDef) -> list[str]:
+    """The nodes of ``graph_def`` whose op is neither a registered op nor one of
+    its functions: TF cannot make a graph of it.  Lookups only, where
+    ``_builds`` would import the whole graph again."""
+    from tensorflow.python.framework import op_def_registry
+
+    functions = {f.signature.name for f in graph_def.library.function}
+    return [
+        n.name
+        for n in graph_def.node
+        if not n.op or (n.op not in functions and op_def_registry.get(n.op) is None)
+    ]
 
 
 def _builds(graph_def: graph_pb2.GraphDef) -> bool:
