@@ -112,3 +112,24 @@ def _einsum_shape(equation: str, shapes) -> list[int]:
     for sub, shape in zip(equation.split("->")[0].split(","), shapes, strict=True):
         dims.update(zip(sub, shape, strict=True))
     return [dims[ch] for ch in equation.split("->")[1]]
+
+
+def test_the_output_is_allocated_last_exactly_where_the_product_is_copied_into_its_order():
+    from jupyter_tfmem.engine.einsum import einsum_output_late
+
+    B, T, N, H = 2, 5, 3, 4
+    # attention's scores come out of the product in order; its combine does not
+    assert not einsum_output_late("BTNH,BSNH->BNTS", [(B, T, N, H)] * 2, (B, N, T, T))
+    assert einsum_output_late("BNTS,BSNH->BTNH", [(B, N, T, T), (B, T, N, H)], (B, T, N, H))
+    # a per-example weight's gradient (ac,ab->abc): the product is laid out a, c, b
+    assert einsum_output_late("ac,ab->abc", [(4, 6), (4, 5)], (4, 5, 6))
+    assert not einsum_output_late("ij,jk->ik", [(4, 5), (5, 6)], (4, 6))
+    assert einsum_output_late("ij->ji", [(4, 5)], (5, 4))
+    assert not einsum_output_late("ij->i", [(4, 5)], (4,))
+    # a late output goes with a reordered product's temporary, and only then
+    for eq, shapes, out in (
+        ("ac,ab->abc", [(4, 6), (4, 5)], (4, 5, 6)),
+        ("ij,jk->ik", [(4, 5), (5, 6)], (4, 6)),
+    ):
+        temps = einsum_temporaries(eq, shapes, out)
+        assert einsum_output_late(eq, shapes, out) == (math.prod(out) in temps)

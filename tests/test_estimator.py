@@ -1505,3 +1505,24 @@ def test_loss_scalings_condition_is_not_the_datas_where_a_gradient_is_a_function
     )
     fp = jt.estimate(model, 8, optimizer="adam", loss="mse", precision="mixed_float16")
     assert not any("batch's values" in n for n in fp.notes)
+
+
+def test_where_an_einsums_output_lands_in_its_kernel_is_a_scenario(monkeypatch):
+    # A per-example weight's gradient (``ac,ab->abc``) is laid out a, c, b by
+    # the product and copied into the output's order: TF allocates the output
+    # after the product, the replay at the kernel's end; the output allocated
+    # with the product is the other end of the range.
+    monkeypatch.setenv("TF_NUM_INTEROP_THREADS", "2")
+    x_in, w_in = keras.Input((64,)), keras.Input((32,))
+    x = keras.layers.Dense(64, activation="relu")(x_in)
+    w = keras.layers.Reshape((64, 64))(keras.layers.Dense(64 * 64)(w_in))
+    y = keras.layers.Lambda(lambda t: keras.ops.einsum("bi,bio->bo", t[0], t[1]))([x, w])
+    model = keras.Model([x_in, w_in], keras.layers.Dense(8)(y))
+    fp = jt.estimate(model, 128, optimizer="sgd", loss="mse")
+    label = "einsum outputs allocated with their products"
+    assert label in fp.scenario_peaks
+    low, high = fp.peak_range
+    assert low <= fp.scenario_peaks[label] <= high
+    # a model without such an Einsum has no such scenario
+    plain = keras.Model(x_in, keras.layers.Dense(8)(x))
+    assert label not in jt.estimate(plain, 128, optimizer="sgd", loss="mse").scenario_peaks

@@ -443,3 +443,47 @@ def test_a_loop_whose_exit_did_not_run_takes_no_turns():
     # without its Exit, loop a's body seems to run to the end of the step
     alone = interleave_filled_lists(events, runs, {"a/while": (6, 1 << 62), "b/while": (7, 9)})
     assert alone == events
+
+
+def _late_einsum_peak(late: bool) -> float:
+    """Peak live bytes of a long Einsum beside a short op that frees a big buffer.
+
+    ``grad`` (an Einsum whose product is reordered: a 100-byte product, then
+    its 100-byte output) starts first; ``other`` starts and ends while it
+    runs, and was the last reader of ``w`` (100 bytes).
+    """
+    f32 = "float32"
+    nodes = {
+        "x": Node("x", "Placeholder", [], [], [(10.0, 0.0, f32)]),
+        "w": Node("w", "Relu", [("x", 0)], [], [(100.0, 0.0, f32)]),
+        "grad": Node(
+            "grad",
+            "Einsum",
+            [("x", 0)],
+            [],
+            [(100.0, 0.0, f32)],
+            pre_temps=((100.0, 0.0),),
+            late_outputs=late,
+        ),
+        "other": Node("other", "Sum", [("w", 0)], [], [(1.0, 0.0, f32)]),
+    }
+    order = [
+        "w",
+        ("s", "grad"),
+        ("s", "other"),
+        ("e", "other"),
+        ("e", "grad"),
+    ]
+    preset = {("x", 0): Buffer(10.0, 0.0, f32, "input_batch", -1, keep=True)}
+    timeline, _ = replay(nodes, order, 1, preset=preset, keep=[("grad", 0), ("other", 0)])
+    return max(a for a, _ in timeline)
+
+
+def test_an_op_that_makes_its_output_last_can_use_what_another_thread_freed_meanwhile():
+    # TF's Einsum kernel allocates its output for the final copy into the
+    # output's order: w, freed while the product runs, is gone by then
+    x = 10.0
+    # w, the product, the output and other's result at once
+    assert _late_einsum_peak(False) == x + 100 + 100 + 100 + 1
+    # w gone before the output
+    assert _late_einsum_peak(True) == x + 100 + 100 + 1

@@ -20,7 +20,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-__all__ = ["einsum_flops", "einsum_temporaries"]
+__all__ = ["einsum_flops", "einsum_output_late", "einsum_temporaries"]
 
 # DimensionType in TF's order; the sort of an operand's axes follows it.
 _BROADCAST, _BATCH, _FREE, _CONTRACT, _REDUCE = range(5)
@@ -81,6 +81,15 @@ def _parse(
     return operands, shapes, output, dims, kind
 
 
+def _operand_order(labels: list[int], kind) -> list[int]:
+    """An operand's axes once the kernel has sorted them by kind: as they are
+    where free and contracted axes only need swapping, else sorted."""
+    swapped = all(
+        (_SWAPPED[kind(x)], x) <= (_SWAPPED[kind(y)], y) for x, y in itertools.pairwise(labels)
+    )
+    return labels if swapped else sorted(labels, key=lambda x: (kind(x), x))
+
+
 def einsum_temporaries(
     equation: str,
     in_shapes: Sequence[Sequence[int] | None],
@@ -99,10 +108,7 @@ def einsum_temporaries(
     free: list[list[int]] = []
     for labels, shape in zip(operands, shapes, strict=True):
         size = math.prod(shape)
-        swapped = all(
-            (_SWAPPED[kind(x)], x) <= (_SWAPPED[kind(y)], y) for x, y in itertools.pairwise(labels)
-        )
-        order = labels if swapped else sorted(labels, key=lambda x: (kind(x), x))
+        order = _operand_order(labels, kind)
         if len(labels) >= 2 and order != labels and size > 0:
             temps.append(size)  # TransposeOperand
         unique = list(dict.fromkeys(order))
@@ -116,8 +122,7 @@ def einsum_temporaries(
 
     if len(output) != len(set(output)):
         return None  # an inflated output (i->ii): not modelled
-    batch = {x for labels in operands for x in labels if kind(x) in (_BROADCAST, _BATCH)}
-    result = sorted(batch, key=lambda x: (kind(x), x)) + [x for f in free for x in f]
+    result = _product_axes(operands, free, kind)
     reordered = len(output) >= 2 and result != output
     if len(operands) == 2:
         if reordered:  # the product is a temporary, copied into the output's order
@@ -125,6 +130,40 @@ def einsum_temporaries(
     elif not reordered and temps:
         temps.pop()  # one operand: its last copy is the output itself
     return temps
+
+
+def _product_axes(operands, free, kind) -> list[int]:
+    """The product's axes, as the kernel lays them out: batch, then each operand's free ones."""
+    batch = {x for labels in operands for x in labels if kind(x) in (_BROADCAST, _BATCH)}
+    return sorted(batch, key=lambda x: (kind(x), x)) + [x for f in free for x in f]
+
+
+def einsum_output_late(
+    equation: str,
+    in_shapes: Sequence[Sequence[int] | None],
+    out_shape: Sequence[int] | None,
+) -> bool:
+    """Whether the kernel allocates its output only when it ends.
+
+    Where the product's axes are not in the output's order, the output is
+    made by the last step, ``TransposeOperand``, after the product: any
+    buffer another thread frees while the product runs can take the
+    output's place (TF's allocator log of a hypernetwork's ``ac,ab->abc``
+    gradient: the product's 8 MiB first, the output's 8 MiB 3 ms later in
+    a chunk just freed).  Where they are in order, the product's buffer is
+    the output, allocated before the product.
+    """
+    parsed = _parse(equation, in_shapes, out_shape)
+    if parsed is None:
+        return False
+    operands, _, output, _, kind = parsed
+    if len(output) != len(set(output)):
+        return False
+    free = [
+        [x for x in dict.fromkeys(_operand_order(labels, kind)) if kind(x) == _FREE]
+        for labels in operands
+    ]
+    return len(output) >= 2 and _product_axes(operands, free, kind) != output
 
 
 def einsum_flops(

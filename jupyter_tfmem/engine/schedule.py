@@ -65,6 +65,10 @@ class Node:
     pre_temps: tuple[tuple[float, float], ...] = ()
     #: the same, allocated after its outputs: a float16 product's float32 copies
     post_temps: tuple[tuple[float, float], ...] = ()
+    #: the outputs (and ``post_temps``) are allocated when the op ends, not
+    #: when it starts: an Einsum that copies its product into the output's
+    #: order makes the output last (``einsum.einsum_output_late``)
+    late_outputs: bool = False
     #: per pre-temporary, the input whose buffer it takes over when nobody else
     #: needs it (TF's ``forward_input_or_allocate_temp``), or ``None``
     pre_temp_inputs: tuple[int | None, ...] = ()
@@ -216,6 +220,30 @@ def replay(
             tensor_buf[tensor].keep = True
     first_copy = {id(tensor_buf[t]) for t in copy_first_writes if t in tensor_buf}
 
+    def outputs(node: Node, in_bufs, new_bufs: list[Buffer], temps: list[Buffer]) -> None:
+        """Allocate ``node``'s outputs (and the temporaries it makes after them)."""
+        for idx, spec in enumerate(node.outputs):
+            tensor = (node.name, idx)
+            if tensor in tensor_buf:  # preset (placeholders)
+                continue
+            uses = consumers.get(tensor, 0)
+            buf = _output_buffer(node, idx, spec, in_bufs)
+            if buf is None:
+                continue
+            buf.pending += uses
+            if tensor in keep:
+                buf.keep = True
+            tensor_buf[tensor] = buf
+            holders[id(buf)].append(tensor)
+            if node.op == "ReadVariableOp" and buf.persistent:
+                reads[id(buf)].append(tensor)
+            if not buf.live:
+                add(buf)
+                new_bufs.append(buf)
+        for a, b in node.post_temps:
+            temps.append(Buffer(a, b, None, "temporaries", node.layer))
+            add(temps[-1])
+
     timeline: list[tuple[float, float]] = []
     snaps: dict[int, Snapshot] = {}
     running: dict[str, tuple[list[Buffer | None], list[Buffer], list[Buffer]]] = {}
@@ -238,7 +266,10 @@ def replay(
             elif (frame := frame_of(name)) is not None and frame not in spans:
                 spans[frame] = [len(events), 1 << 62]
         if not start:  # the op ends: release what it held
-            _finish(node, *running.pop(name), remaining, drop)
+            held = running.pop(name)
+            if node.late_outputs:
+                outputs(node, *held)
+            _finish(node, *held, remaining, drop)
             mark(pos)
             continue
         in_bufs = [tensor_buf.get(src) for src in node.inputs]
@@ -281,27 +312,9 @@ def replay(
                 add(cow)
                 new_bufs.append(in_bufs[0])  # the old buffer goes at the end if nobody reads it
                 in_bufs[0] = cow  # this op's use of the handle moved with it
-        for idx, spec in enumerate(node.outputs):
-            tensor = (name, idx)
-            if tensor in tensor_buf:  # preset (placeholders)
-                continue
-            uses = consumers.get(tensor, 0)
-            buf = _output_buffer(node, idx, spec, in_bufs)
-            if buf is None:
-                continue
-            buf.pending += uses
-            if tensor in keep:
-                buf.keep = True
-            tensor_buf[tensor] = buf
-            holders[id(buf)].append(tensor)
-            if node.op == "ReadVariableOp" and buf.persistent:
-                reads[id(buf)].append(tensor)
-            if not buf.live:
-                add(buf)
-                new_bufs.append(buf)
-        for a, b in node.post_temps:
-            temps.append(Buffer(a, b, None, "temporaries", node.layer))
-            add(temps[-1])
+        late = node.late_outputs and not end
+        if not late:
+            outputs(node, in_bufs, new_bufs, temps)
         if node.scratch is not None and (node.scratch[0] > 0 or node.scratch[1] > 0):
             temps.append(Buffer(*node.scratch, None, "temporaries", node.layer))
             add(temps[-1])
