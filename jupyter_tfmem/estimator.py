@@ -1243,14 +1243,17 @@ def _estimate_traced(
         # one 16.9.  One window per group of loops side by side is the other end.
         (part,) = _peak_parts_of({**nodes, **lone}, [schedules[0]], *args)
         scenarios.append(_scenario("side-by-side loops running ahead one at a time", part))
-    late = {name: node for name, node in nodes.items() if node.late_outputs}
-    if late and threads > 1:
+    early = {
+        name: dataclasses.replace(node, late_outputs=False)
+        for name, node in nodes.items()
+        if node.late_outputs
+    }
+    if early and threads > 1:
         # An Einsum that copies its product into the output's order allocates
         # the output after the product, which the replay puts at the kernel's
         # end; how long the product takes of the kernel's time is not
         # modelled, so the other end (the output with the product) is a
         # scenario.
-        early = {name: dataclasses.replace(node, late_outputs=False) for name, node in late.items()}
         (part,) = _peak_parts_of({**nodes, **early}, [schedules[0]], *args)
         scenarios.append(_scenario("einsum outputs allocated with their products", part))
     data = {key[1] for key, *_ in batch}

@@ -81,25 +81,13 @@ def _parse(
     return operands, shapes, output, dims, kind
 
 
-def _operand_order(labels: list[int], kind) -> list[int]:
-    """An operand's axes once the kernel has sorted them by kind: as they are
-    where free and contracted axes only need swapping, else sorted."""
-    swapped = all(
-        (_SWAPPED[kind(x)], x) <= (_SWAPPED[kind(y)], y) for x, y in itertools.pairwise(labels)
-    )
-    return labels if swapped else sorted(labels, key=lambda x: (kind(x), x))
-
-
-def einsum_temporaries(
+def _kernel(
     equation: str,
     in_shapes: Sequence[Sequence[int] | None],
     out_shape: Sequence[int] | None,
-) -> list[int] | None:
-    """Elements of each temporary the kernel allocates before its output, in order.
-
-    ``None`` when the equation or a shape is not understood (nothing is
-    charged then).  The output itself is not in the list.
-    """
+) -> tuple[list[int], bool] | None:
+    """The kernel's temporaries (``einsum_temporaries``) and whether it copies
+    its product into the output's order; ``None`` when not understood."""
     parsed = _parse(equation, in_shapes, out_shape)
     if parsed is None:
         return None
@@ -108,7 +96,10 @@ def einsum_temporaries(
     free: list[list[int]] = []
     for labels, shape in zip(operands, shapes, strict=True):
         size = math.prod(shape)
-        order = _operand_order(labels, kind)
+        swapped = all(
+            (_SWAPPED[kind(x)], x) <= (_SWAPPED[kind(y)], y) for x, y in itertools.pairwise(labels)
+        )
+        order = labels if swapped else sorted(labels, key=lambda x: (kind(x), x))
         if len(labels) >= 2 and order != labels and size > 0:
             temps.append(size)  # TransposeOperand
         unique = list(dict.fromkeys(order))
@@ -122,20 +113,29 @@ def einsum_temporaries(
 
     if len(output) != len(set(output)):
         return None  # an inflated output (i->ii): not modelled
-    result = _product_axes(operands, free, kind)
+    batch = {x for labels in operands for x in labels if kind(x) in (_BROADCAST, _BATCH)}
+    result = sorted(batch, key=lambda x: (kind(x), x)) + [x for f in free for x in f]
     reordered = len(output) >= 2 and result != output
     if len(operands) == 2:
         if reordered:  # the product is a temporary, copied into the output's order
             temps.append(math.prod(dims[x] for x in result))
     elif not reordered and temps:
         temps.pop()  # one operand: its last copy is the output itself
-    return temps
+    return temps, reordered
 
 
-def _product_axes(operands, free, kind) -> list[int]:
-    """The product's axes, as the kernel lays them out: batch, then each operand's free ones."""
-    batch = {x for labels in operands for x in labels if kind(x) in (_BROADCAST, _BATCH)}
-    return sorted(batch, key=lambda x: (kind(x), x)) + [x for f in free for x in f]
+def einsum_temporaries(
+    equation: str,
+    in_shapes: Sequence[Sequence[int] | None],
+    out_shape: Sequence[int] | None,
+) -> list[int] | None:
+    """Elements of each temporary the kernel allocates before its output, in order.
+
+    ``None`` when the equation or a shape is not understood (nothing is
+    charged then).  The output itself is not in the list.
+    """
+    kernel = _kernel(equation, in_shapes, out_shape)
+    return None if kernel is None else kernel[0]
 
 
 def einsum_output_late(
@@ -153,17 +153,8 @@ def einsum_output_late(
     a chunk just freed).  Where they are in order, the product's buffer is
     the output, allocated before the product.
     """
-    parsed = _parse(equation, in_shapes, out_shape)
-    if parsed is None:
-        return False
-    operands, _, output, _, kind = parsed
-    if len(output) != len(set(output)):
-        return False
-    free = [
-        [x for x in dict.fromkeys(_operand_order(labels, kind)) if kind(x) == _FREE]
-        for labels in operands
-    ]
-    return len(output) >= 2 and _product_axes(operands, free, kind) != output
+    kernel = _kernel(equation, in_shapes, out_shape)
+    return kernel is not None and kernel[1]
 
 
 def einsum_flops(
